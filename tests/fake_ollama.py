@@ -1,0 +1,272 @@
+"""A small, real HTTP server that speaks enough of Ollama's API for vask's tests.
+
+The official `ollama` client talks to it over 127.0.0.1, so the real client code runs. Embeddings
+are deterministic and similar texts land near each other (signed hashing of word stems); the chat
+model quotes the source sentence that shares most words with the question and cites its `[Title]`.
+Tests script it through attributes (fail the next N calls, slow down, forget a model) and read its
+counters (how many texts were embedded). Run it alone for the plugin's browser test:
+`python -m tests.fake_ollama --port 11555`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+EMBED_MODEL = "fake-embed"
+CHAT_MODEL = "fake-chat"
+DIMENSION = 96
+
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_STOP = frozenset(
+    "a an the and or of to in on for with about what which who how when where why is are was were be been "
+    "do does did have has had i my me we our you your it its this that these those from at by as not no "
+    "into than then there their they them he she his her so if but can could would should will just".split()
+)
+
+
+def stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ingly", "edly", "ing", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    return [stem(w) for w in _WORD_RE.findall(text) if w.lower() not in _STOP]
+
+
+def embed_text(text: str, dimension: int = DIMENSION) -> list[float]:
+    vector = [0.0] * dimension
+    words = content_words(text)
+    for word in words:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dimension
+        sign = 1.0 if digest[4] & 1 else -1.0
+        vector[index] += sign
+    vector[0] += 0.05  # never the zero vector, even for text with no words
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+def extractive_answer(messages: list[dict[str, Any]]) -> str:
+    """Quotes the source sentence sharing most words with the question (the last user message),
+    citing the title on the nearest `Source:` line above it."""
+    question = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    context = "\n".join(m.get("content", "") for m in messages if m.get("role") == "system")
+    wanted = set(content_words(question))
+    best: tuple[int, str, str] = (0, "", "")
+    title = ""
+    for line in context.splitlines():
+        source = re.match(r"^Source:\s*(.+)$", line)
+        if source:
+            title = source.group(1).strip()
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line.strip()):
+            overlap = len(wanted & set(content_words(sentence)))
+            if overlap > best[0] and title:
+                best = (overlap, sentence.strip(), title)
+    if not best[0]:
+        return "Your notes don't say."
+    return f"According to [{best[2]}], {best[1]}"
+
+
+@dataclass
+class FakeOllama:
+    embed_models: dict[str, int] = field(default_factory=lambda: {EMBED_MODEL: DIMENSION})
+    chat_models: set[str] = field(default_factory=lambda: {CHAT_MODEL})
+    fail_next: int = 0  # answer this many embed/chat calls with HTTP 500
+    delay: float = 0.0  # seconds added to every embed/chat call
+    token_delay: float = 0.0  # seconds between streamed chat tokens
+    chat_reply: str | None = None  # a fixed answer instead of the extractive one
+    embed_calls: int = 0
+    embed_inputs: int = 0
+    embedded_texts: list[str] = field(default_factory=list)
+    chat_calls: int = 0
+    chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    chat_streams_cancelled: int = 0
+    chat_streams_completed: int = 0
+
+    def reset_counters(self) -> None:
+        self.embed_calls = self.embed_inputs = self.chat_calls = 0
+        self.embedded_texts.clear()
+        self.chat_requests.clear()
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/", self._root)
+        app.router.add_get("/api/version", self._version)
+        app.router.add_get("/api/tags", self._tags)
+        app.router.add_get("/api/ps", self._ps)
+        app.router.add_post("/api/show", self._show)
+        app.router.add_post("/api/embed", self._embed)
+        app.router.add_post("/api/embeddings", self._embeddings)
+        app.router.add_post("/api/chat", self._chat)
+        app.router.add_get("/fake/stats", self._stats)
+        app.router.add_post("/fake/control", self._control)
+        return app
+
+    async def _root(self, _: web.Request) -> web.Response:
+        return web.Response(text="Ollama is running")
+
+    async def _version(self, _: web.Request) -> web.Response:
+        return web.json_response({"version": "0.12.0-fake"})
+
+    async def _ps(self, _: web.Request) -> web.Response:
+        return web.json_response({"models": []})
+
+    async def _maybe_fail(self) -> web.Response | None:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            return web.json_response({"error": "fake failure"}, status=500)
+        return None
+
+    @staticmethod
+    def _missing(model: str) -> web.Response:
+        return web.json_response({"error": f"model '{model}' not found, try pulling it first"}, status=404)
+
+    async def _tags(self, _: web.Request) -> web.Response:
+        names = [*self.embed_models, *sorted(self.chat_models)]
+        return web.json_response(
+            {"models": [{"name": f"{n}:latest", "model": f"{n}:latest", "size": 1, "digest": "0"} for n in names]}
+        )
+
+    async def _show(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        model = str(body.get("model") or body.get("name") or "").removesuffix(":latest")
+        if model in self.embed_models:
+            info = {"general.architecture": "bert", "bert.embedding_length": self.embed_models[model]}
+            return web.json_response({"modelfile": "", "model_info": info, "capabilities": ["embedding"]})
+        if model in self.chat_models:
+            return web.json_response({"modelfile": "", "model_info": {}, "capabilities": ["completion"]})
+        return self._missing(model)
+
+    async def _embed(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        model = str(body.get("model", "")).removesuffix(":latest")
+        if model not in self.embed_models:
+            return self._missing(model)
+        failure = await self._maybe_fail()
+        if failure is not None:
+            return failure
+        inputs = body.get("input", "")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        self.embed_calls += 1
+        self.embed_inputs += len(texts)
+        self.embedded_texts.extend(texts)
+        dimension = self.embed_models[model]
+        return web.json_response({"model": model, "embeddings": [embed_text(t, dimension) for t in texts]})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        model = str(body.get("model", "")).removesuffix(":latest")
+        if model not in self.embed_models:
+            return self._missing(model)
+        self.embed_calls += 1
+        self.embed_inputs += 1
+        return web.json_response({"embedding": embed_text(str(body.get("prompt", "")), self.embed_models[model])})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        model = str(body.get("model", "")).removesuffix(":latest")
+        if model not in self.chat_models:
+            return self._missing(model)
+        failure = await self._maybe_fail()
+        if failure is not None:
+            return failure
+        self.chat_calls += 1
+        self.chat_requests.append(body)
+        answer = self.chat_reply if self.chat_reply is not None else extractive_answer(body.get("messages", []))
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if body.get("stream") is False:
+            return web.json_response(
+                {
+                    "model": model,
+                    "created_at": created,
+                    "message": {"role": "assistant", "content": answer},
+                    "done": True,
+                    "done_reason": "stop",
+                }
+            )
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        try:
+            for piece in re.findall(r"\S+\s*", answer):
+                line = {
+                    "model": model,
+                    "created_at": created,
+                    "message": {"role": "assistant", "content": piece},
+                    "done": False,
+                }
+                await response.write((json.dumps(line) + "\n").encode())
+                if self.token_delay:
+                    await asyncio.sleep(self.token_delay)
+            final = {
+                "model": model,
+                "created_at": created,
+                "message": {"role": "assistant", "content": ""},
+                "done": True,
+                "done_reason": "stop",
+            }
+            await response.write((json.dumps(final) + "\n").encode())
+            await response.write_eof()
+            self.chat_streams_completed += 1
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.chat_streams_cancelled += 1
+            raise
+        return response
+
+    async def _stats(self, _: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "embed_calls": self.embed_calls,
+                "embed_inputs": self.embed_inputs,
+                "chat_calls": self.chat_calls,
+                "chat_streams_cancelled": self.chat_streams_cancelled,
+            }
+        )
+
+    async def _control(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        for key in ("fail_next", "delay", "token_delay", "chat_reply"):
+            if key in body:
+                setattr(self, key, body[key])
+        if body.get("reset"):
+            self.reset_counters()
+        return web.json_response({"ok": True})
+
+
+async def _serve(port: int) -> None:
+    fake = FakeOllama()
+    runner = web.AppRunner(fake.app())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    actual = runner.addresses[0][1]
+    print(f"listening on http://127.0.0.1:{actual}", flush=True)
+    await asyncio.Event().wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A fake Ollama server for tests.")
+    parser.add_argument("--port", type=int, default=11555)
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args.port))
+
+
+if __name__ == "__main__":
+    main()

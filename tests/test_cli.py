@@ -1,0 +1,96 @@
+"""`vask` end to end, in-process, against sample_vault copies and the fake Ollama."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from vask_server.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_prints_a_summary_and_the_second_run_embeds_nothing(cli_env, vault, capsys, fake_ollama):
+    code, out, _ = run(capsys, "index", "--vault", str(vault))
+    assert code == 0
+    summary = re.search(r"(\d+) notes scanned, (\d+) changed.*chunks: (\d+) embedded", out)
+    assert summary and int(summary.group(1)) >= 40 and int(summary.group(3)) > 40
+    assert "invalid YAML" in out  # sample_vault has a note with broken frontmatter
+    fake_ollama.fake.reset_counters()
+    code, out, _ = run(capsys, "index", "--vault", str(vault))
+    assert code == 0 and ", 0 changed" in out and "0 embedded" in out
+    assert fake_ollama.fake.embed_calls == 0  # the fast path does not even ask the model
+
+
+def test_search_json_shape(cli_env, vault, capsys):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    code, out, _ = run(capsys, "search", "--vault", str(vault), "sourdough starter feeding", "--json")
+    assert code == 0
+    hits = json.loads(out)["hits"]
+    assert hits, "expected at least one hit"
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    for hit in hits:
+        assert set(hit) == {"path", "title", "heading", "line_start", "line_end", "score", "text"}
+        assert hit["path"].endswith(".md") and "\\" not in hit["path"]
+        assert (vault / hit["path"]).is_file()
+        assert 1 <= hit["line_start"] <= hit["line_end"]
+
+
+def test_ask_streams_an_answer_with_sources_that_open_real_notes(cli_env, vault, capsys, fake_ollama):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    code, out, _ = run(capsys, "--vault", str(vault), "How do I feed my sourdough starter?")
+    assert code == 0, out
+    answer, _, sources = out.partition("Sources:")
+    assert answer.strip() and sources
+    links = re.findall(r"\[\[([^\]]+)\]\]", sources)
+    assert links
+    for link in links:
+        path = link.split("#")[0] + ".md"
+        assert (vault / path).is_file(), link
+    request = fake_ollama.fake.chat_requests[-1]
+    system = request["messages"][0]["content"]
+    assert "only the user's own notes" in system and "Add no outside knowledge" in system
+
+
+def test_ask_declines_without_calling_the_model_when_nothing_is_close(cli_env, vault, capsys, fake_ollama):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    code, out, _ = run(capsys, "ask", "--vault", str(vault), "--min-similarity", "0.99", "zebra quantum")
+    assert code == 0
+    assert "don't contain" in out
+    assert fake_ollama.fake.chat_calls == 0
+
+
+def test_status_json(cli_env, vault, capsys):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    code, out, _ = run(capsys, "status", "--vault", str(vault), "--json")
+    status = json.loads(out)
+    assert code == 0
+    assert status["notes"] >= 40 and status["chunks"] >= status["notes"]
+    assert status["model"] == "fake-embed" and status["dimension"] == 96
+    assert isinstance(status["failed"], list)
+
+
+def test_errors_are_clear_and_exit_nonzero(cli_env, tmp_path, capsys, monkeypatch):
+    code, _, err = run(capsys, "index", "--vault", str(tmp_path / "nope"))
+    assert code == 2 and "does not exist" in err
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "a.md").write_text("hello")
+    monkeypatch.setenv("VASK_EMBED_MODEL", "mxbai-embed-large")
+    code, _, err = run(capsys, "index", "--vault", str(tmp_path / "v"))
+    assert code == 2 and "ollama pull mxbai-embed-large" in err
+    code, _, err = run(capsys, "search", "--vault", str(tmp_path / "v"), "x")
+    assert code == 2 and "vask index" in err
+
+
+def test_token_is_created_private_and_stable(cli_env, vault, capsys):
+    code, first, _ = run(capsys, "token", "--vault", str(vault))
+    _, second, _ = run(capsys, "token", "--vault", str(vault))
+    assert code == 0 and first == second and len(first.strip()) >= 32
+    token_file = Path(cli_env) / "token"
+    assert token_file.stat().st_mode & 0o777 == 0o600

@@ -1,0 +1,144 @@
+"""The pipeline against a real LanceDB on disk and the fake Ollama over HTTP, counting embeddings."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vask_server.errors import ModelMissing, OllamaUnavailable
+from vask_server.services.context import index_status, open_services
+
+
+async def sync(settings):
+    async with open_services(settings) as services:
+        return await services.indexer.sync()
+
+
+async def test_second_run_embeds_nothing(fake_ollama, small_vault, settings_for):
+    settings = settings_for(small_vault)
+    first = await sync(settings)
+    assert first.changed == 3 and first.chunks_embedded > 10
+    fake_ollama.fake.reset_counters()
+    second = await sync(settings)
+    assert second.changed == 0 and second.unchanged == 3
+    # only the one-text dimension probe reaches the model
+    assert second.chunks_embedded == 0
+    assert fake_ollama.fake.embedded_texts == ["dimension probe"]
+
+
+async def test_editing_one_section_embeds_one_chunk(fake_ollama, small_vault, settings_for):
+    settings = settings_for(small_vault)
+    await sync(settings)
+    plan = small_vault / "Projects" / "Plan.md"
+    plan.write_text(plan.read_text().replace("milestone 7,", "milestone seven (moved to May),"))
+    fake_ollama.fake.reset_counters()
+    report = await sync(settings)
+    assert report.changed == 1
+    assert report.chunks_embedded == 1
+    embedded = [t for t in fake_ollama.fake.embedded_texts if t != "dimension probe"]
+    assert len(embedded) == 1 and "moved to May" in embedded[0] and embedded[0].startswith("Plan > Section 7")
+
+
+async def test_touch_without_change_and_move_embed_nothing(fake_ollama, small_vault, settings_for):
+    settings = settings_for(small_vault)
+    await sync(settings)
+    note = small_vault / "Sourdough.md"
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 5_000_000_000))
+    fake_ollama.fake.reset_counters()
+    touched = await sync(settings)
+    assert touched.changed == 1 and touched.chunks_embedded == 0
+
+    (small_vault / "Archive").mkdir()
+    note.rename(small_vault / "Archive" / "Sourdough.md")
+    moved = await sync(settings)
+    assert moved.changed == 1 and moved.deleted == 1
+    assert moved.chunks_embedded == 0 and moved.chunks_reused >= 1
+    async with open_services(settings) as services:
+        status = await index_status(services)
+        paths = set((await services.store.manifest(services.store.read_meta().active["suffix"])).keys())
+    assert "Archive/Sourdough.md" in paths and "Sourdough.md" not in paths
+    assert status["notes"] == 3
+
+
+async def test_deleted_note_rows_disappear(fake_ollama, small_vault, settings_for):
+    settings = settings_for(small_vault)
+    await sync(settings)
+    (small_vault / "Running.md").unlink()
+    report = await sync(settings)
+    assert report.deleted == 1 and report.chunks_removed >= 1
+    async with open_services(settings) as services:
+        active = services.store.read_meta().active
+        rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["path"])
+    assert "Running.md" not in set(rows["path"].to_pylist())
+    assert {"Sourdough.md", "Projects/Plan.md"} <= set(rows["path"].to_pylist())
+
+
+async def test_bad_files_are_reported_once_and_nothing_crashes(fake_ollama, small_vault, settings_for):
+    (small_vault / "broken yaml.md").write_text("---\ntitle: a: b: c\ntags: [x\n---\nBody still indexed.\n")
+    (small_vault / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+    (small_vault / "latin1.md").write_bytes("Caf\xe9 notes about espresso".encode("latin-1"))
+    (small_vault / "huge.md").write_text("word " * 1_100_000)  # 5.5 MB
+    (small_vault / "empty.md").write_text("")
+    (small_vault / "headings.md").write_text("".join(f"## H{i}\nline {i}\n" for i in range(2000)))
+    report = await sync(settings_for(small_vault))
+    problems = [p for p, _ in report.failed + report.skipped]
+    assert sorted(problems) == ["binary.md", "huge.md"]
+    reasons = dict(report.failed + report.skipped)
+    assert "binary" in reasons["binary.md"] and "too large" in reasons["huge.md"]
+    warned = "\n".join(report.warnings)
+    assert warned.count("broken yaml.md") == 1 and warned.count("latin1.md") == 1
+    assert report.changed == 9
+    # the problems are remembered, not re-read on the next run
+    again = await sync(settings_for(small_vault))
+    assert again.changed == 0
+    async with open_services(settings_for(small_vault)) as services:
+        status = await index_status(services)
+    assert [f["path"] for f in status["skipped"]] == ["binary.md", "huge.md"]
+    assert status["notes"] == 7  # 3 originals + broken yaml, latin1, empty, headings
+
+
+async def test_missing_model_says_how_to_pull_it(fake_ollama, small_vault, settings_for):
+    with pytest.raises(ModelMissing) as caught:
+        await sync(settings_for(small_vault, embed_model="nomic-embed-text"))
+    assert "ollama pull nomic-embed-text" in caught.value.hint
+
+
+async def test_ollama_down_names_the_host(small_vault, settings_for):
+    settings = settings_for(small_vault, ollama_host="http://127.0.0.1:9", ollama_retries=1)
+    with pytest.raises(OllamaUnavailable) as caught:
+        await sync(settings)
+    assert "http://127.0.0.1:9" in caught.value.message
+    assert "ollama serve" in caught.value.hint
+
+
+async def test_transient_failures_are_retried(fake_ollama, small_vault, settings_for):
+    fake_ollama.fake.fail_next = 2
+    report = await sync(settings_for(small_vault, ollama_retries=3))
+    assert report.chunks_embedded > 0 and fake_ollama.fake.fail_next == 0
+
+
+async def test_a_new_model_builds_a_separate_index_and_replaces_the_old_when_complete(
+    fake_ollama, small_vault, settings_for
+):
+    fake_ollama.fake.embed_models["other-embed"] = 48
+    await sync(settings_for(small_vault))
+    fake_ollama.fake.reset_counters()
+    report = await sync(settings_for(small_vault, embed_model="other-embed"))
+    assert report.dimension == 48 and report.changed == 3
+    async with open_services(settings_for(small_vault, embed_model="other-embed")) as services:
+        meta = services.store.read_meta()
+        tables = (await services.store._db.list_tables()).tables
+    assert meta.active["model"] == "other-embed" and meta.active["dimension"] == 48 and meta.building is None
+    assert sorted(tables) == ["chunks_other_embed_48", "notes_other_embed_48"]
+
+
+def test_index_dir_defaults_outside_the_vault(tmp_path: Path):
+    from vask_server.config import default_index_dir
+
+    vault = tmp_path / "My Vault"
+    vault.mkdir()
+    index = default_index_dir(vault, env={"XDG_DATA_HOME": str(tmp_path / "data")})
+    assert index.parent == tmp_path / "data" / "vask" / "indexes"
+    assert index.name.startswith("My-Vault-")
+    assert vault not in index.parents
+    assert default_index_dir(tmp_path / "other", env={"XDG_DATA_HOME": str(tmp_path / "data")}) != index

@@ -1,0 +1,183 @@
+"""Ollama through the official `ollama` AsyncClient: embeddings in batches, streamed chat, clear errors.
+
+Transient failures (connection refused, timeouts, 5xx, 429) are retried with exponential backoff;
+a missing model fails at once with `ollama pull NAME`; an unreachable host names the host tried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import httpx
+import numpy as np
+import ollama
+
+from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionError | httpx.ConnectError):
+        return "connection refused"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out"
+    return type(exc).__name__
+
+
+def _is_missing_model(exc: ollama.ResponseError) -> bool:
+    return exc.status_code == 404 or "not found" in str(exc.error).lower()
+
+
+class OllamaGateway:
+    """One Ollama host. Takes its client as an argument so tests can point it anywhere."""
+
+    def __init__(
+        self,
+        host: str,
+        *,
+        timeout: float = 120.0,
+        retries: int = 4,
+        backoff: float = 0.5,
+        client: ollama.AsyncClient | None = None,
+    ) -> None:
+        self.host = host
+        self.retries = retries
+        self.backoff = backoff
+        self._client = client or ollama.AsyncClient(host=host, timeout=timeout)
+
+    async def close(self) -> None:
+        await self._client._client.aclose()
+
+    async def _call(self, what: str, model: str, call: Callable[[], Awaitable[T]]) -> T:
+        for attempt in range(self.retries + 1):
+            try:
+                return await call()
+            except ollama.ResponseError as exc:
+                if _is_missing_model(exc):
+                    raise ModelMissing(model, self.host) from None
+                if exc.status_code not in _TRANSIENT_STATUS or attempt == self.retries:
+                    raise OllamaFailed(
+                        f"Ollama {what} with '{model}' failed: {exc.error} (HTTP {exc.status_code})",
+                        "Check the Ollama server log; the request is retried on the next sync.",
+                    ) from None
+                reason = f"HTTP {exc.status_code}"
+            except (ConnectionError, httpx.TransportError) as exc:
+                # Refused connections mean "not running" far more often than "blip": give up sooner.
+                refused = isinstance(exc, ConnectionError | httpx.ConnectError)
+                if attempt >= (min(self.retries, 2) if refused else self.retries):
+                    raise OllamaUnavailable(self.host, _describe(exc)) from None
+                reason = type(exc).__name__
+            delay = min(8.0, self.backoff * (2**attempt)) * (0.75 + random.random() / 2)
+            log.warning("ollama %s failed (%s); retry %d/%d in %.1fs", what, reason, attempt + 1, self.retries, delay)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
+        async def call() -> list[list[float]]:
+            response = await self._client.embed(model=model, input=list(texts))
+            return [list(vector) for vector in response.embeddings]
+
+        vectors = await self._call("embed", model, call)
+        if len(vectors) != len(texts):
+            raise OllamaFailed(f"Ollama returned {len(vectors)} embeddings for {len(texts)} texts")
+        return vectors
+
+    async def chat_stream(
+        self, model: str, messages: list[dict[str, str]], options: dict[str, Any] | None = None
+    ) -> AsyncIterator[str]:
+        """Streams the answer's text. Only the opening of the stream is retried: once tokens have
+        been shown, a retry would repeat them."""
+
+        async def open_stream() -> tuple[str, AsyncIterator[Any]]:
+            stream = await self._client.chat(model=model, messages=messages, stream=True, options=options)
+            iterator = stream.__aiter__()
+            try:
+                first = await iterator.__anext__()
+            except StopAsyncIteration:
+                return "", _empty()
+            return first.message.content or "", iterator
+
+        first_text, iterator = await self._call("chat", model, open_stream)
+        if first_text:
+            yield first_text
+        try:
+            async for part in iterator:
+                if part.message.content:
+                    yield part.message.content
+        except ollama.ResponseError as exc:
+            raise OllamaFailed(f"Ollama chat with '{model}' failed mid-answer: {exc.error}") from None
+        except (ConnectionError, httpx.TransportError) as exc:
+            raise OllamaUnavailable(self.host, _describe(exc)) from None
+
+    async def list_models(self) -> list[str]:
+        async def call() -> list[str]:
+            response = await self._client.list()
+            return [m.model for m in response.models if m.model]
+
+        return await self._call("list", "", call)
+
+    async def missing_models(self, models: Sequence[str]) -> list[str]:
+        available = set(await self.list_models())
+        short = {name.removesuffix(":latest") for name in available}
+        return [m for m in models if m not in available and m.removesuffix(":latest") not in short]
+
+
+async def _empty() -> AsyncIterator[Any]:
+    return
+    yield  # pragma: no cover
+
+
+class Embedder:
+    """Turns texts into unit vectors with one model: batching and bounded concurrency live here."""
+
+    def __init__(self, gateway: OllamaGateway, model: str, *, batch_size: int = 32, concurrency: int = 2):
+        self.gateway = gateway
+        self.model = model
+        self.batch_size = batch_size
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._dimension: int | None = None
+
+    async def dimension(self) -> int:
+        """Asked of the model itself, never assumed."""
+        if self._dimension is None:
+            vectors = await self.embed(["dimension probe"])
+            self._dimension = int(vectors.shape[1])
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+
+        async def run(batch: Sequence[str]) -> list[list[float]]:
+            async with self._semaphore:
+                return await self.gateway.embed(self.model, batch)
+
+        tasks = [asyncio.ensure_future(run(batch)) for batch in batches]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:  # one batch failed for good: stop the others instead of orphaning them
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        matrix = np.asarray([v for batch in results for v in batch], dtype=np.float32)
+        if self._dimension is None:
+            self._dimension = int(matrix.shape[1])
+        elif matrix.shape[1] != self._dimension:
+            raise OllamaFailed(
+                f"'{self.model}' returned {matrix.shape[1]}-d vectors, expected {self._dimension}",
+                "The model changed under the same name; run `vask index` to rebuild.",
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        unit: np.ndarray = matrix / norms
+        return unit

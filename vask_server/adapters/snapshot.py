@@ -1,0 +1,51 @@
+"""A record of what the vault looked like after the last complete sync.
+
+Lets `vask index` answer "nothing changed" from a directory scan alone, without opening the
+database or asking Ollama. It is deleted before any write and written only after a sync completes,
+so its presence means the index matched exactly these files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vask_server.adapters.vault import FileStat
+
+SNAPSHOT_FILE = "scan-snapshot.json"
+
+
+def _path(index_dir: Path) -> Path:
+    return index_dir / SNAPSHOT_FILE
+
+
+def stamps(notes: Mapping[str, FileStat]) -> dict[str, list[int]]:
+    return {path: [stat.mtime_ns, stat.size] for path, stat in notes.items()}
+
+
+def save_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mapping[str, FileStat]) -> None:
+    data = {"model": model, "fingerprint": fingerprint, "notes": stamps(notes)}
+    fd, tmp = tempfile.mkstemp(dir=index_dir, prefix=".snapshot.", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(tmp, _path(index_dir))
+
+
+def clear_snapshot(index_dir: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _path(index_dir).unlink()
+
+
+def matches_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mapping[str, FileStat]) -> bool:
+    try:
+        data: dict[str, Any] = json.loads(_path(index_dir).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(
+        data.get("model") == model and data.get("fingerprint") == fingerprint and data.get("notes") == stamps(notes)
+    )

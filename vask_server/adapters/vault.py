@@ -1,0 +1,153 @@
+"""The vault on disk: which notes exist, reading them safely, never leaving the vault folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from vask_server.errors import BadRequest, NotFound
+
+IGNORED_DIRS = {".obsidian", ".trash", ".git", "node_modules"}
+_BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True)
+class FileStat:
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class VaultScan:
+    notes: dict[str, FileStat]  # vault-relative .md paths
+    all_files: list[str]  # every file, attachments included: links can point at them
+    problems: dict[str, str]  # paths that could not be looked at, with why
+
+
+class NoteUnreadable(Exception):
+    """A note that is skipped, with a reason a person can act on."""
+
+    def __init__(self, reason: str, status: str = "failed") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+def is_note_path(relative: str) -> bool:
+    """Markdown files that are not hidden, temporary or inside Obsidian's own folders."""
+    parts = PurePosixPath(relative).parts
+    if not parts or not relative.lower().endswith(".md"):
+        return False
+    if any(part.startswith(".") or part in IGNORED_DIRS for part in parts):
+        return False
+    name = parts[-1]
+    return not (name.startswith("~") or name.endswith("~") or name.startswith(".#"))
+
+
+class Vault:
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def scan(self) -> VaultScan:
+        notes: dict[str, FileStat] = {}
+        all_files: list[str] = []
+        problems: dict[str, str] = {}
+        stack = [self.root]
+        while stack:
+            directory = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError as exc:
+                problems[self.relative(Path(directory))] = f"folder not readable: {exc.strerror}"
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in IGNORED_DIRS:
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                        continue
+                    relative = self.relative(Path(entry.path))
+                    if entry.is_symlink() and not self._inside(Path(entry.path)):
+                        if relative.lower().endswith(".md"):
+                            problems[relative] = "symlink that points outside the vault: not followed"
+                        continue
+                    info = entry.stat(follow_symlinks=True)
+                except OSError as exc:
+                    relative = self.relative(Path(entry.path))
+                    if relative.lower().endswith(".md"):
+                        problems[relative] = f"cannot stat: {exc.strerror or exc}"
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                all_files.append(relative)
+                if is_note_path(relative):
+                    notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
+        return VaultScan(notes, sorted(all_files), problems)
+
+    def stat(self, relative: str) -> FileStat | None:
+        try:
+            path = self.resolve(relative)
+            info = path.stat()
+        except (OSError, BadRequest, NotFound):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return FileStat(info.st_mtime_ns, info.st_size)
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def _inside(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.root)
+        except (ValueError, OSError, RuntimeError):
+            return False
+        return True
+
+    def resolve(self, relative: str) -> Path:
+        """A vault-relative path as an absolute one, refusing anything that leaves the vault
+        (`..`, absolute paths, symlinks pointing out)."""
+        if not relative or "\x00" in relative:
+            raise BadRequest("Empty or invalid note path.", "Give a vault-relative path like 'Folder/Note.md'.")
+        candidate = PurePosixPath(relative.replace("\\", "/"))
+        if candidate.is_absolute() or ".." in candidate.parts or (relative[1:3] == ":/"):
+            raise BadRequest(
+                f"Path leaves the vault: {relative!r}",
+                "Give a vault-relative path like 'Folder/Note.md'.",
+            )
+        path = self.root / candidate
+        if not self._inside(path):
+            raise BadRequest(f"Path leaves the vault: {relative!r}", "Symlinks out of the vault are not followed.")
+        return path
+
+    def read_note(self, relative: str, max_bytes: int) -> tuple[str, list[str]]:
+        """The note's text and any warnings. Raises NoteUnreadable with a reason."""
+        path = self.resolve(relative)
+        try:
+            with path.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > max_bytes:
+                    raise NoteUnreadable(
+                        f"too large: {size / 1_000_000:.1f} MB is over the {max_bytes / 1_000_000:.1f} MB limit "
+                        "(VASK_MAX_NOTE_BYTES)",
+                        status="skipped",
+                    )
+                data = handle.read(max_bytes + 1)
+        except FileNotFoundError:
+            raise NoteUnreadable("vanished before it could be read", status="skipped") from None
+        except PermissionError:
+            raise NoteUnreadable("permission denied") from None
+        except IsADirectoryError:
+            raise NoteUnreadable("is a folder") from None
+        except OSError as exc:
+            raise NoteUnreadable(f"cannot read: {exc.strerror or exc}") from None
+        if b"\x00" in data[:_BINARY_SNIFF]:
+            raise NoteUnreadable("binary file with a .md name", status="skipped")
+        try:
+            return data.decode("utf-8"), []
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            return text, [f"{relative}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"]

@@ -1,0 +1,437 @@
+"""The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, token, eval."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from vask_server import __version__
+from vask_server.adapters.token import ensure_token
+from vask_server.config import SETTINGS, Settings, load_settings
+from vask_server.core.citations import sources_block
+from vask_server.core.metrics import parse_questions
+from vask_server.core.models import Hit
+from vask_server.core.retrieve import Filters
+from vask_server.errors import ConfigError, VaskError
+
+if TYPE_CHECKING:
+    from vask_server.services.context import Services
+
+# The database library takes seconds to import, so services are imported only by the commands that
+# need them: `vask index` with nothing changed, `vask token` and `--help` stay instant.
+
+COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
+
+# Which settings each command takes as flags (all of them can also come from the environment).
+_COMMON = ("vault", "index_dir", "ollama_host", "embed_model", "log_level")
+_FLAGS = {
+    "index": (
+        *_COMMON,
+        "chunk_tokens",
+        "chunk_max_chars",
+        "max_note_bytes",
+        "embed_batch_size",
+        "embed_concurrency",
+        "ollama_timeout",
+        "ollama_retries",
+    ),
+    "ask": (*_COMMON, "chat_model", "top_k", "min_similarity", "ollama_timeout", "ollama_retries"),
+    "search": (*_COMMON, "top_k", "min_similarity"),
+    "status": _COMMON,
+    "serve": tuple(s.name for s in SETTINGS),
+    "token": ("vault", "index_dir", "log_level"),
+    "eval": (*_COMMON, "top_k", "min_similarity"),
+}
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    group = parser.add_argument_group("settings (flag, else environment variable, else default)")
+    for spec in SETTINGS:
+        if spec.name not in names:
+            continue
+        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        if spec.default is False:
+            group.add_argument(
+                spec.flag, dest=spec.name, action="store_const", const=True, default=None, help=help_text
+            )
+        else:
+            group.add_argument(spec.flag, dest=spec.name, type=spec.parse, default=None, help=help_text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vask",
+        description="Ask questions across an Obsidian vault, answered only from your notes.",
+        epilog='Bare `vask "question"` is short for `vask ask "question"`.',
+    )
+    parser.add_argument("--version", action="version", version=f"vask {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index the vault (only what changed since the last run)")
+    p.add_argument("--full", action="store_true", help="re-read and re-chunk every note (vectors still reused)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_setting_flags(p, _FLAGS["index"])
+
+    p = sub.add_parser("ask", help="answer a question from your notes, with sources")
+    p.add_argument("question", nargs="+")
+    p.add_argument("--json", action="store_true", help="print the event stream as JSON lines")
+    _add_filter_flags(p)
+    _add_setting_flags(p, _FLAGS["ask"])
+
+    p = sub.add_parser("search", help="retrieve passages without asking the chat model")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--json", action="store_true", help='print {"hits": [...]}')
+    p.add_argument("--hybrid", action="store_true", help="fuse keyword and vector search")
+    _add_filter_flags(p)
+    _add_setting_flags(p, _FLAGS["search"])
+
+    p = sub.add_parser("status", help="what is indexed, with which model, what failed and why")
+    p.add_argument("--json", action="store_true")
+    _add_setting_flags(p, _FLAGS["status"])
+
+    p = sub.add_parser("serve", help="run the HTTP sidecar for the Obsidian plugin")
+    p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
+    _add_setting_flags(p, _FLAGS["serve"])
+
+    p = sub.add_parser("token", help="print the bearer token the plugin needs (creates it if missing)")
+    _add_setting_flags(p, _FLAGS["token"])
+
+    p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
+    p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.add_argument("--split", default=None, help="only questions of this split (dev or heldout)")
+    p.add_argument(
+        "--compare", action="store_true", help="also run the baseline (vector only) beside the configured retrieval"
+    )
+    _add_setting_flags(p, _FLAGS["eval"])
+    return parser
+
+
+def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--folder", action="append", default=[], help="only notes in this folder (repeatable)")
+    parser.add_argument("--exclude-folder", action="append", default=[], help="leave this folder out")
+    parser.add_argument("--tag", action="append", default=[], help="only notes with this tag (repeatable)")
+
+
+def _filters(args: argparse.Namespace) -> Filters | None:
+    filters = Filters(folders=tuple(args.folder), exclude_folders=tuple(args.exclude_folder), tags=tuple(args.tag))
+    return None if filters.is_empty() else filters
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
+    return load_settings(**overrides)
+
+
+def normalise_argv(argv: Sequence[str]) -> list[str]:
+    """`vask "question"` (and `vask --vault V "question"`) → `vask ask ...`."""
+    args = list(argv)
+    takes_value = {spec.flag for spec in SETTINGS if spec.default is not False}
+    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split"}
+    position = 0
+    while position < len(args):
+        token = args[position]
+        if token in ("-h", "--help", "--version"):
+            return args
+        if token.startswith("-"):
+            position += 2 if token in takes_value else 1
+            continue
+        return args if token in COMMANDS else ["ask", *args]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(normalise_argv(sys.argv[1:] if argv is None else argv))
+    try:
+        settings = _settings(args)
+        logging.basicConfig(
+            level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+        )
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        if args.command == "serve":
+            from vask_server.web.server import run_server  # the web layer only when serving
+
+            return int(run_server(settings, watch=not args.no_watch))
+        if args.command == "token":
+            print(ensure_token(settings.resolved_index_dir()))
+            return 0
+        return asyncio.run(_run(args, settings))
+    except VaskError as exc:
+        _print_error(exc)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+def _print_error(exc: VaskError) -> None:
+    print(f"error: {exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"hint: {exc.hint}", file=sys.stderr)
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "index" and not args.full and _nothing_changed(settings):
+        return 0
+    from vask_server.services.context import open_services
+
+    async with open_services(settings) as services:
+        handler = {
+            "index": _index,
+            "ask": _ask,
+            "search": _search,
+            "status": _status,
+            "eval": _eval,
+        }[args.command]
+        return await handler(args, services)
+
+
+class ProgressBar:
+    """Notes done, notes/s; a bar on a terminal, a line every 10% elsewhere."""
+
+    def __init__(self, stream: TextIO, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.started = time.perf_counter()
+        self.tty = stream.isatty()
+        self._last_decile = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        elapsed = max(time.perf_counter() - self.started, 1e-6)
+        rate = done / elapsed
+        if self.tty:
+            width = 30
+            filled = int(width * done / total)
+            bar = "#" * filled + "." * (width - filled)
+            self.stream.write(f"\rindexing [{bar}] {done}/{total} notes  {rate:.1f} notes/s")
+            if done == total:
+                self.stream.write("\n")
+            self.stream.flush()
+        else:
+            decile = int(10 * done / total)
+            if decile != self._last_decile:
+                self._last_decile = decile
+                print(f"indexing: {done}/{total} notes ({rate:.1f} notes/s)", file=self.stream)
+
+
+def _nothing_changed(settings: Settings) -> bool:
+    """The fast path: a directory scan that matches the last complete sync needs no database."""
+    from vask_server.adapters.meta import read_meta
+    from vask_server.adapters.snapshot import matches_snapshot
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.options import index_options
+
+    started = time.perf_counter()
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    meta = read_meta(index_dir)
+    if not meta.active or meta.active.get("model") != settings.embed_model:
+        return False
+    scan = Vault(vault_root).scan()
+    if not matches_snapshot(index_dir, settings.embed_model, index_options(settings).fingerprint(), scan.notes):
+        return False
+    print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
+    print(
+        f"{len(scan.notes)} notes scanned, 0 changed, 0 deleted; chunks: 0 embedded, 0 reused, 0 removed; "
+        f"nothing to do; {time.perf_counter() - started:.2f} s"
+    )
+    for path, reason in sorted(scan.problems.items()):
+        print(f"  failed  {path}: {reason}")
+    return True
+
+
+async def _index(args: argparse.Namespace, services: Services) -> int:
+    progress = ProgressBar(sys.stderr, enabled=not args.quiet)
+    result = await services.indexer.sync(force=args.full, progress=progress)
+    print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
+    print(result.summary())
+    for path, reason in result.failed:
+        print(f"  failed  {path}: {reason}")
+    for path, reason in result.skipped:
+        print(f"  skipped {path}: {reason}")
+    for warning in result.warnings:
+        print(f"  warning {warning}")
+    return 0
+
+
+async def _ask(args: argparse.Namespace, services: Services) -> int:
+    from vask_server.services.qa import AskRequest
+
+    settings = services.settings
+    request = AskRequest(
+        question=" ".join(args.question),
+        top_k=settings.top_k,
+        min_similarity=settings.min_similarity,
+        filters=_filters(args),
+    )
+    sources: list[dict[str, Any]] = []
+    status = 0
+    async for event in services.qa.ask(request):
+        if args.json:
+            print(json.dumps(event, ensure_ascii=False), flush=True)
+            status = 2 if event["type"] == "error" else status
+            continue
+        kind = event["type"]
+        if kind == "sources":
+            sources = event["sources"]
+            if event.get("notice"):
+                print(f"note: {event['notice']}", file=sys.stderr)
+        elif kind == "token":
+            sys.stdout.write(event["text"])
+            sys.stdout.flush()
+        elif kind == "done":
+            print()
+            if sources:
+                print()
+                print(sources_block([_hit_from_source(s) for s in sources]))
+        elif kind == "error":
+            print()
+            print(f"error: {event['message']}", file=sys.stderr)
+            if event.get("hint"):
+                print(f"hint: {event['hint']}", file=sys.stderr)
+            status = 2
+    return status
+
+
+def _hit_from_source(source: dict[str, Any]) -> Hit:
+    return Hit(
+        chunk_id="",
+        path=source["path"],
+        title=source["title"],
+        heading=source["heading"],
+        anchor=source["anchor"],
+        line_start=source["line_start"],
+        line_end=source["line_end"],
+        score=source["score"],
+        text="",
+    )
+
+
+async def _search(args: argparse.Namespace, services: Services) -> int:
+    settings = services.settings
+    from vask_server.services.search import RetrievalConfig
+
+    config = RetrievalConfig(mode="hybrid" if args.hybrid else "vector")
+    result = await services.searcher.search(
+        " ".join(args.query),
+        top_k=settings.top_k,
+        min_similarity=settings.min_similarity,
+        filters=_filters(args),
+        config=config,
+    )
+    if result.notice:
+        print(f"note: {result.notice}", file=sys.stderr)
+    if args.json:
+        hits = []
+        for hit in result.hits:
+            entry = hit.to_dict()
+            entry.pop("link")
+            entry.pop("anchor")
+            hits.append({**entry, "text": hit.text})
+        print(json.dumps({"hits": hits, "mode": result.mode}, ensure_ascii=False, indent=2))
+        return 0
+    if not result.hits:
+        print("No passages above the similarity threshold.")
+    for n, hit in enumerate(result.hits, start=1):
+        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end})")
+        snippet = " ".join(hit.text.split())
+        print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+    return 0
+
+
+async def _status(args: argparse.Namespace, services: Services) -> int:
+    from vask_server.services.context import index_status
+
+    status = await index_status(services)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False, indent=2))
+        return 0
+    if not status["model"]:
+        print(f"{status['vault']} is not indexed yet (index folder {status['index_dir']}).")
+        print("Run `vask index` to build it.")
+        return 0
+    print(f"vault:      {status['vault']}")
+    print(f"index:      {status['index_dir']}")
+    print(f"model:      {status['model']} ({status['dimension']}-d)")
+    if status["configured_model"] != status["model"]:
+        print(f"configured: {status['configured_model']} (run `vask index` to switch)")
+    print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    for item in status["failed"]:
+        print(f"  failed  {item['path']}: {item['reason']}")
+    for item in status["skipped"]:
+        print(f"  skipped {item['path']}: {item['reason']}")
+    return 0
+
+
+async def _eval(args: argparse.Namespace, services: Services) -> int:
+    from vask_server.services.evaluate import EvalConfig, evaluate, report
+    from vask_server.services.search import RetrievalConfig
+
+    path: Path = args.questions
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}") from None
+    questions = parse_questions(lines, str(path))
+    if args.split:
+        questions = [q for q in questions if q.split == args.split]
+    settings = services.settings
+    configs = [EvalConfig("configured", RetrievalConfig(mode="vector"), settings.min_similarity)]
+    if args.compare:
+        configs.insert(0, EvalConfig("baseline", RetrievalConfig(mode="vector", per_note=99), 0.25))
+    reports = []
+    for config in configs:
+        outcomes = await evaluate(services.searcher, questions, config)
+        reports.append(report(config, outcomes))
+    if args.json:
+        print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
+    else:
+        print(render_eval(reports))
+    return 0
+
+
+def render_eval(reports: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    header = (
+        f"{'config':<14}{'n':>4}{'hit@1':>8}{'hit@3':>8}{'hit@6':>8}{'hit@10':>8}{'MRR@10':>8}"
+        f"{'absent declined':>17}{'answerable declined':>21}"
+    )
+    lines.append(header)
+    for rep in reports:
+        o = rep["overall"]
+        lines.append(
+            f"{rep['config']:<14}{o['count']:>4}{o.get('hit@1', 0):>8.3f}{o.get('hit@3', 0):>8.3f}"
+            f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
+            f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
+        )
+    for rep in reports:
+        lines.append("")
+        lines.append(f"by type ({rep['config']}):")
+        for name, o in rep["by_type"].items():
+            if o["count"]:
+                lines.append(
+                    f"  {name:<12}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.2f}  hit@6 {o.get('hit@6', 0):.2f}"
+                    f"  MRR {o['mrr@10']:.2f}"
+                )
+            else:
+                lines.append(f"  {name:<12}{o['absent']:>4}  declined {o['absent_declined']}/{o['absent']}")
+        lines.append(f"failures ({rep['config']}):")
+        for failure in rep["failures"]:
+            lines.append(f"  {failure['id']} [{failure['type']}] {failure['problem']}: {failure['question']}")
+            if failure.get("expected"):
+                lines.append(f"      expected {failure['expected']}")
+            lines.append(f"      got      {failure['returned']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,280 @@
+"""Note → chunks: split at headings, packed to a token budget, each with exact provenance.
+
+Sections are cut at headings; tiny sections join a neighbour instead of becoming contentless
+fragments; a section larger than the budget is split between blocks (paragraphs, lists, whole
+tables, whole code blocks), and only a block that alone is too big is split by lines (a table
+repeats its header row in each piece). The heading path goes in front of the embedded text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from vask_server.core.models import Chunk, Note
+from vask_server.core.parse import LINE_BLANK, LINE_CODE, LINE_FENCE, LINE_HEADING, LINE_META, LINE_TABLE
+from vask_server.core.tokens import count_tokens
+
+HEADING_SEPARATOR = " > "
+_REPEATED_HEADER = "table-header"  # a table's header copied into a later piece: not new content
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    max_tokens: int = 240
+    max_chars: int = 3000
+    # A section with fewer tokens than this joins a neighbour when the two fit the budget.
+    min_tokens: int = 48
+
+
+@dataclass
+class _Section:
+    heading_path: tuple[str, ...]
+    anchor: str
+    lines: list[tuple[int, str, str]]  # (line number, text, kind); includes its own heading line
+
+    @property
+    def body_tokens(self) -> int:
+        return sum(count_tokens(text) for _, text, kind in self.lines if kind != LINE_HEADING)
+
+
+@dataclass
+class _Piece:
+    """Consecutive lines of one group of sections, before ids and hashes."""
+
+    heading_path: tuple[str, ...]
+    anchor: str
+    lines: list[tuple[int, str, str]]
+
+
+def chunk_note(note: Note, options: ChunkOptions | None = None) -> list[Chunk]:
+    options = options or ChunkOptions()
+    sections = _sections(note)
+    groups = _merge_small(sections, options)
+    pieces: list[_Piece] = []
+    for group in groups:
+        pieces.extend(_split_to_budget(group, options))
+    return _finalise(note, pieces)
+
+
+def _sections(note: Note) -> list[_Section]:
+    stack: list[tuple[int, str]] = []
+    current = _Section((note.title,), "", [])
+    sections = [current]
+    headings = {h.line: h for h in note.headings}
+    for number, (text, kind) in enumerate(zip(note.lines, note.kinds, strict=True), start=1):
+        if kind == LINE_META:
+            continue
+        heading = headings.get(number)
+        if heading is not None:
+            while stack and stack[-1][0] >= heading.level:
+                stack.pop()
+            stack.append((heading.level, heading.text))
+            path = [t for _, t in stack]
+            if path and path[0].casefold() == note.title.casefold():
+                path = path[1:]  # "# Title" atop a note titled "Title" repeats the title
+            current = _Section((note.title, *path), heading.text, [])
+            sections.append(current)
+        current.lines.append((number, text, kind))
+    return [s for s in sections if any(kind not in (LINE_BLANK,) for _, _, kind in s.lines)]
+
+
+def _has_content(section: _Section) -> bool:
+    return any(kind not in (LINE_BLANK, LINE_HEADING) for _, _, kind in section.lines)
+
+
+def _merge_small(sections: list[_Section], options: ChunkOptions) -> list[_Section]:
+    """Joins tiny or empty sections to a neighbour while the result fits the budget."""
+    merged: list[_Section] = []
+    for section in sections:
+        if merged:
+            previous = merged[-1]
+            tiny = previous.body_tokens < options.min_tokens or section.body_tokens < options.min_tokens
+            fits = (
+                _prefix_tokens(previous.heading_path) + previous.body_tokens + _all_tokens(section)
+                <= options.max_tokens
+            )
+            if (tiny and fits) or (not _has_content(previous) and fits):
+                if not _has_content(previous):
+                    # Headings with nothing under them yet: the content, and so the link, is below.
+                    previous.heading_path, previous.anchor = section.heading_path, section.anchor
+                previous.lines.extend(section.lines)
+                continue
+        merged.append(_Section(section.heading_path, section.anchor, list(section.lines)))
+    return [s for s in merged if _has_content(s)]
+
+
+def _all_tokens(section: _Section) -> int:
+    return sum(count_tokens(text) for _, text, _ in section.lines)
+
+
+def _prefix_tokens(heading_path: tuple[str, ...]) -> int:
+    return count_tokens(HEADING_SEPARATOR.join(heading_path)) + 1
+
+
+def _blocks(lines: list[tuple[int, str, str]]) -> list[list[tuple[int, str, str]]]:
+    """Paragraphs, lists, whole tables and whole code blocks, split at blank lines."""
+    blocks: list[list[tuple[int, str, str]]] = []
+    current: list[tuple[int, str, str]] = []
+    in_code = False
+    for line in lines:
+        kind = line[2]
+        if kind == LINE_FENCE:
+            if not in_code and current:
+                blocks.append(current)
+                current = []
+            current.append(line)
+            in_code = not in_code
+            if not in_code:
+                blocks.append(current)
+                current = []
+            continue
+        if in_code or kind == LINE_CODE:
+            current.append(line)
+            continue
+        if kind == LINE_BLANK:
+            if current:
+                blocks.append(current)
+                current = []
+            continue
+        starts_table = kind == LINE_TABLE and current and current[-1][2] != LINE_TABLE
+        ends_table = kind != LINE_TABLE and current and current[-1][2] == LINE_TABLE
+        if kind == LINE_HEADING or starts_table or ends_table:
+            if current:
+                blocks.append(current)
+            current = []
+        current.append(line)
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
+    prefix = _prefix_tokens(section.heading_path)
+    budget = max(16, options.max_tokens - prefix)
+    char_budget = max(200, options.max_chars - len(HEADING_SEPARATOR.join(section.heading_path)) - 2)
+    units: list[list[tuple[int, str, str]]] = []
+    for block in _blocks(section.lines):
+        units.extend(_fit_block(block, budget, char_budget))
+    pieces: list[_Piece] = []
+    current: list[tuple[int, str, str]] = []
+    tokens = chars = 0
+    for unit in units:
+        unit_tokens = sum(count_tokens(t) for _, t, _ in unit)
+        unit_chars = sum(len(t) + 1 for _, t, _ in unit)
+        if current and (tokens + unit_tokens > budget or chars + unit_chars > char_budget):
+            pieces.append(_Piece(section.heading_path, section.anchor, current))
+            current, tokens, chars = [], 0, 0
+        current = current + unit
+        tokens += unit_tokens
+        chars += unit_chars
+    if current:
+        pieces.append(_Piece(section.heading_path, section.anchor, current))
+    return pieces
+
+
+def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int) -> list[list[tuple[int, str, str]]]:
+    """A block that fits stays whole; otherwise split by lines, tables repeating their header."""
+    tokens = sum(count_tokens(t) for _, t, _ in block)
+    chars = sum(len(t) + 1 for _, t, _ in block)
+    if tokens <= budget and chars <= char_budget:
+        return [block]
+    is_table = all(kind == LINE_TABLE for _, _, kind in block)
+    header = block[:2] if is_table and len(block) > 2 else []
+    rows = block[len(header) :]
+    repeated = [(number, text, _REPEATED_HEADER) for number, text, _ in header]
+    header_tokens = sum(count_tokens(t) for _, t, _ in header)
+    header_chars = sum(len(t) + 1 for _, t, _ in header)
+    out: list[list[tuple[int, str, str]]] = []
+    current: list[tuple[int, str, str]] = []
+    used_tokens, used_chars = header_tokens, header_chars
+    for line in rows:
+        for part in _split_line(line, budget - header_tokens, char_budget - header_chars):
+            part_tokens, part_chars = count_tokens(part[1]), len(part[1]) + 1
+            if current and (used_tokens + part_tokens > budget or used_chars + part_chars > char_budget):
+                out.append((repeated if out else header) + current)
+                current, used_tokens, used_chars = [], header_tokens, header_chars
+            current.append(part)
+            used_tokens += part_tokens
+            used_chars += part_chars
+    if current:
+        out.append((repeated if out else header) + current)
+    return out
+
+
+def _split_line(line: tuple[int, str, str], budget: int, char_budget: int) -> list[tuple[int, str, str]]:
+    number, text, kind = line
+    if count_tokens(text) <= budget and len(text) <= char_budget:
+        return [line]
+    words = text.split(" ")
+    parts: list[tuple[int, str, str]] = []
+    current: list[str] = []
+    for word in words:
+        while len(word) > char_budget:  # a URL or base64 blob with no spaces
+            if current:
+                parts.append((number, " ".join(current), kind))
+                current = []
+            parts.append((number, word[:char_budget], kind))
+            word = word[char_budget:]
+        candidate = " ".join([*current, word])
+        if current and (count_tokens(candidate) > budget or len(candidate) > char_budget):
+            parts.append((number, " ".join(current), kind))
+            current = [word]
+        else:
+            current.append(word)
+    if current:
+        parts.append((number, " ".join(current), kind))
+    return parts
+
+
+def _finalise(note: Note, pieces: list[_Piece]) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for ordinal, piece in enumerate(pieces):
+        text = _join(piece)
+        if not text.strip():
+            continue
+        own_lines = [number for number, _, kind in piece.lines if kind != _REPEATED_HEADER]
+        heading = HEADING_SEPARATOR.join(piece.heading_path)
+        embed_text = f"{heading}\n\n{text}"
+        content_hash = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()[:32]
+        duplicate = seen.get(content_hash, 0)
+        seen[content_hash] = duplicate + 1
+        chunk_id = hashlib.sha256(f"{note.path}\0{content_hash}\0{duplicate}".encode()).hexdigest()[:32]
+        chunks.append(
+            Chunk(
+                id=chunk_id,
+                path=note.path,
+                title=note.title,
+                heading_path=piece.heading_path,
+                anchor=_link_safe(piece.anchor),
+                line_start=own_lines[0],
+                line_end=own_lines[-1],
+                text=text,
+                embed_text=embed_text,
+                hash=content_hash,
+                ordinal=ordinal,
+            )
+        )
+    return chunks
+
+
+def _join(piece: _Piece) -> str:
+    """Lines of a piece, dropping its own leading heading (it is in the heading path)."""
+    lines = piece.lines
+    if lines and lines[0][2] == LINE_HEADING and piece.anchor:
+        lines = lines[1:]
+    out: list[str] = []
+    for _, text, kind in lines:
+        if kind == LINE_BLANK:
+            if out and out[-1] != "":
+                out.append("")
+            continue
+        out.append(text)
+    return "\n".join(out).strip()
+
+
+def _link_safe(heading: str) -> str:
+    """Obsidian drops these characters from heading links."""
+    cleaned = "".join(" " if ch in "#|^[]" else ch for ch in heading)
+    return " ".join(cleaned.split())

@@ -1,0 +1,77 @@
+"""Answer text + retrieved hits → citations that point at real notes, and the Sources block."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vask_server.core.models import Hit
+
+_BRACKET_RE = re.compile(r"\[\[?([^\[\]\n]{1,200})\]?\]")
+
+
+@dataclass(frozen=True)
+class Citation:
+    title: str
+    path: str
+    heading: str
+    anchor: str
+    line: int
+    link: str  # Obsidian link text: "Folder/Note#Heading"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "title": self.title,
+            "path": self.path,
+            "heading": self.heading,
+            "anchor": self.anchor,
+            "line": self.line,
+            "link": self.link,
+        }
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def extract_citations(answer: str, hits: Sequence[Hit]) -> list[Citation]:
+    """Titles the model cited in [brackets] that match a retrieved note; anything else (an invented
+    title, a number) is not presented as a source."""
+    by_key: dict[str, Hit] = {}
+    for hit in hits:  # best hit of each note first
+        for key in (_key(hit.title), _key(hit.path), _key(hit.path.removesuffix(".md")), _key(hit.link)):
+            by_key.setdefault(key, hit)
+    citations: list[Citation] = []
+    seen: set[str] = set()
+    for match in _BRACKET_RE.finditer(answer):
+        label = match.group(1).split("|")[0].strip()
+        found = by_key.get(_key(label)) or by_key.get(_key(label.split("#")[0]))
+        if found is None or found.path in seen:
+            continue
+        seen.add(found.path)
+        citations.append(citation_for(found))
+    return citations
+
+
+def citation_for(hit: Hit) -> Citation:
+    return Citation(hit.title, hit.path, hit.heading, hit.anchor, hit.line_start, hit.link)
+
+
+def unique_sources(hits: Sequence[Hit]) -> list[Hit]:
+    """One entry per note and heading, in retrieval order."""
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for hit in hits:
+        if hit.link not in seen:
+            seen.add(hit.link)
+            out.append(hit)
+    return out
+
+
+def sources_block(hits: Sequence[Hit]) -> str:
+    """The deterministic block printed after an answer: Obsidian links that resolve to real notes."""
+    lines = ["Sources:"]
+    for hit in unique_sources(hits):
+        lines.append(f"  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end}, score {hit.score:.2f})")
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""Plain data that flows through the pipeline: notes, chunks, hits. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Link:
+    """A wikilink, embed or Markdown link as written, plus where it points in the vault."""
+
+    target: str  # as written, e.g. "Projects/Plan" ("" for same-note links like [[#Heading]])
+    resolved: str | None  # vault-relative path of the file it opens, None when unresolved or external
+    heading: str | None = None
+    block: str | None = None
+    alias: str | None = None
+    embed: bool = False
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # 1-based line in the file
+
+
+@dataclass(frozen=True)
+class Note:
+    path: str  # vault-relative, forward slashes, with .md
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    links: tuple[Link, ...]
+    headings: tuple[Heading, ...]
+    # Cleaned text of every line of the file (1-based line i is lines[i - 1]); frontmatter lines and
+    # comments are blank, links are display text. Keeping one entry per line keeps line numbers exact.
+    lines: tuple[str, ...]
+    kinds: tuple[str, ...]  # per line: text, blank, heading, fence, code, table, meta
+    body_start: int  # first line after the frontmatter (1-based)
+    warnings: tuple[str, ...] = ()
+    frontmatter: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    path: str
+    title: str
+    heading_path: tuple[str, ...]  # (title, H1, H2, ...)
+    anchor: str  # heading text for an Obsidian link "path#anchor"; "" for the top of the note
+    line_start: int
+    line_end: int
+    text: str  # what a reader sees
+    embed_text: str  # heading path + text: what the model embeds
+    hash: str  # content hash of embed_text: equal hashes share one vector
+    ordinal: int  # position within the note
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with its score, ready to show, cite or link."""
+
+    chunk_id: str
+    path: str
+    title: str
+    heading: str
+    anchor: str
+    line_start: int
+    line_end: int
+    score: float
+    text: str
+    tags: tuple[str, ...] = ()
+
+    @property
+    def link(self) -> str:
+        """Obsidian link text (what goes inside [[...]]): path without .md, then #heading."""
+        base = self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        return f"{base}#{self.anchor}" if self.anchor else base
+
+    def to_dict(self, n: int | None = None) -> dict[str, Any]:
+        """The public shape of a source: the same in the CLI's JSON and the HTTP API."""
+        out: dict[str, Any] = {} if n is None else {"n": n}
+        out.update(
+            path=self.path,
+            title=self.title,
+            heading=self.heading,
+            anchor=self.anchor,
+            line_start=self.line_start,
+            line_end=self.line_end,
+            score=round(self.score, 4),
+            link=self.link,
+        )
+        return out

@@ -1,0 +1,59 @@
+"""What a sync must do: which files changed or went away, and which chunks need new vectors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+from vask_server.core.chunk import ChunkOptions
+from vask_server.core.models import Chunk
+
+CHUNKER_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    chunking: ChunkOptions = field(default_factory=ChunkOptions)
+    max_note_bytes: int = 2_000_000
+
+    def fingerprint(self) -> str:
+        """Changes whenever chunks would come out differently: then every note is re-chunked."""
+        return json.dumps({"v": CHUNKER_VERSION, **asdict(self.chunking)}, sort_keys=True)
+
+
+class Stamped(Protocol):
+    @property
+    def mtime_ns(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    changed: list[str]  # new or modified (mtime or size differ): these are read and re-chunked
+    deleted: list[str]  # in the index, no longer on disk
+    unchanged: int  # not even opened
+
+
+def plan_scan(on_disk: Mapping[str, Stamped], indexed: Mapping[str, Stamped], *, force: bool = False) -> ScanPlan:
+    changed = sorted(
+        path
+        for path, stamp in on_disk.items()
+        if force or (known := indexed.get(path)) is None or known.mtime_ns != stamp.mtime_ns or known.size != stamp.size
+    )
+    deleted = sorted(path for path in indexed if path not in on_disk)
+    return ScanPlan(changed=changed, deleted=deleted, unchanged=len(on_disk) - len(changed))
+
+
+def chunks_to_embed(chunks: Iterable[Chunk], known_hashes: Iterable[str]) -> list[Chunk]:
+    """One chunk per content hash that has no vector yet: equal text is embedded once."""
+    known = set(known_hashes)
+    out: list[Chunk] = []
+    for chunk in chunks:
+        if chunk.hash not in known:
+            known.add(chunk.hash)
+            out.append(chunk)
+    return out

@@ -1,0 +1,92 @@
+"""Wires settings to adapters and services once, for the CLI and the web app alike."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vask_server.adapters.ollama import Embedder, OllamaGateway
+from vask_server.adapters.store import Store
+from vask_server.adapters.vault import Vault
+from vask_server.config import Settings
+from vask_server.services.indexer import Indexer
+from vask_server.services.options import index_options
+from vask_server.services.qa import QAService
+from vask_server.services.search import Searcher
+
+
+@dataclass
+class Services:
+    settings: Settings
+    vault_root: Path
+    index_dir: Path
+    gateway: OllamaGateway
+    store: Store
+    vault: Vault
+    indexer: Indexer
+    searcher: Searcher
+    qa: QAService
+
+
+async def build_services(settings: Settings, *, gateway: OllamaGateway | None = None) -> Services:
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    gateway = gateway or OllamaGateway(
+        settings.ollama_host, timeout=settings.ollama_timeout, retries=settings.ollama_retries
+    )
+    store = await Store.open(index_dir)
+    vault = Vault(vault_root)
+    embedder = Embedder(
+        gateway,
+        settings.embed_model,
+        batch_size=settings.embed_batch_size,
+        concurrency=settings.embed_concurrency,
+    )
+    indexer = Indexer(vault, store, embedder, index_options(settings))
+    searcher = Searcher(store, gateway)
+    qa = QAService(searcher, gateway, settings.chat_model)
+    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa)
+
+
+@asynccontextmanager
+async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Services]:
+    services = await build_services(settings, **kwargs)
+    try:
+        yield services
+    finally:
+        await services.gateway.close()
+
+
+async def index_status(services: Services) -> dict[str, Any]:
+    """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`."""
+    meta = services.store.read_meta()
+    active = meta.active or {}
+    notes = chunks = 0
+    failed: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = []
+    if active:
+        manifest = await services.store.manifest(active["suffix"])
+        chunks = await services.store.count_chunks(active["suffix"], int(active["dimension"]))
+        for record in manifest.values():
+            if record.status == "ok":
+                notes += 1
+            elif record.status == "skipped":
+                skipped.append({"path": record.path, "reason": record.reason})
+            else:
+                failed.append({"path": record.path, "reason": record.reason})
+    return {
+        "vault": str(services.vault_root),
+        "index_dir": str(services.index_dir),
+        "notes": notes,
+        "chunks": chunks,
+        "model": active.get("model"),
+        "dimension": active.get("dimension"),
+        "configured_model": services.settings.embed_model,
+        "building": meta.building,
+        "last_sync": meta.last_sync,
+        "failed": sorted(failed, key=lambda f: f["path"]),
+        "skipped": sorted(skipped, key=lambda f: f["path"]),
+    }

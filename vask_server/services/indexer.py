@@ -1,0 +1,299 @@
+"""Keeps the store in step with the vault: only changed files are read, only new text is embedded.
+
+Order matters for safety: a batch's chunks are written before its manifest rows, so a crash leaves
+notes that the next sync redoes, never a note marked indexed without its vectors; deleted notes are
+removed after new ones are written, so a moved note finds its old vectors by content hash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import posixpath
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from vask_server.adapters.meta import IndexMeta
+from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.snapshot import clear_snapshot, save_snapshot
+from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, table_suffix
+from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault
+from vask_server.core.chunk import chunk_note
+from vask_server.core.links import LinkResolver
+from vask_server.core.models import Chunk, Note
+from vask_server.core.parse import parse_note
+from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
+
+log = logging.getLogger(__name__)
+
+_NOTES_PER_BATCH = 64
+_COMPACT_AFTER_WRITES = 25
+
+
+@dataclass
+class SyncReport:
+    scanned: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    chunks_removed: int = 0  # rows of deleted notes
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    model: str = ""
+    dimension: int = 0
+
+    def summary(self) -> str:
+        return (
+            f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
+            f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
+            f"{self.chunks_removed} removed; {len(self.failed) + len(self.skipped)} failed or skipped; "
+            f"{self.seconds:.2f} s"
+        )
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class _Prepared:
+    path: str
+    stamp: FileStat
+    note: Note | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    content_hash: str = ""
+    status: str = "ok"
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+class Indexer:
+    def __init__(self, vault: Vault, store: Store, embedder: Embedder, options: IndexOptions) -> None:
+        self.vault = vault
+        self.store = store
+        self.embedder = embedder
+        self.options = options
+        self._writes_since_compact = 0
+        self._lock = asyncio.Lock()
+
+    async def target(self) -> tuple[str, int]:
+        """The table suffix and dimension for the configured embedding model (asks the model)."""
+        dimension = await self.embedder.dimension()
+        return table_suffix(self.embedder.model, dimension), dimension
+
+    async def sync(
+        self,
+        only: Iterable[str] | None = None,
+        *,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> SyncReport:
+        async with self._lock:
+            return await self._sync(set(only) if only is not None else None, force, progress)
+
+    async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
+        started = time.perf_counter()
+        suffix, dimension = await self.target()
+        report = SyncReport(model=self.embedder.model, dimension=dimension)
+        meta = self.store.read_meta()
+        switching = meta.active is not None and meta.active.get("suffix") != suffix
+        if switching:
+            meta.building = {"model": self.embedder.model, "dimension": dimension, "suffix": suffix}
+            self.store.write_meta(meta)
+            only = None  # a new model's index is built whole before it is used
+        rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
+
+        scan = await asyncio.to_thread(self.vault.scan)
+        manifest = await self.store.manifest(suffix)
+        on_disk = scan.notes
+        indexed = manifest
+        if only is not None:
+            on_disk = {p: s for p, s in scan.notes.items() if p in only}
+            indexed = {p: r for p, r in manifest.items() if p in only}
+        plan = plan_scan(on_disk, indexed, force=rechunk and only is None)
+        report.scanned = len(on_disk)
+        report.unchanged = plan.unchanged
+        for path, reason in scan.problems.items():
+            if only is None or path in only:
+                report.failed.append((path, reason))
+
+        resolver = LinkResolver(scan.all_files)
+        total = len(plan.changed)
+        if total or plan.deleted or switching:
+            clear_snapshot(self.store.index_dir)
+        done = 0
+        if progress:
+            progress(0, total)
+        for start in range(0, total, _NOTES_PER_BATCH):
+            batch = plan.changed[start : start + _NOTES_PER_BATCH]
+            prepared = await asyncio.to_thread(self._prepare, batch, on_disk, manifest, resolver)
+            await self._write_batch(suffix, dimension, prepared, report)
+            done += len(batch)
+            if progress:
+                progress(done, total)
+
+        if plan.deleted:
+            removed = sum(manifest[p].chunk_count for p in plan.deleted if p in manifest)
+            await self.store.delete_notes(suffix, dimension, plan.deleted)
+            report.deleted = len(plan.deleted)
+            report.chunks_removed += removed
+            self._writes_since_compact += 1
+
+        wrote = total > 0 or bool(plan.deleted)
+        if wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES):
+            await self.store.compact(suffix, dimension)
+            self._writes_since_compact = 0
+        await self.store.ensure_fts(suffix, dimension)
+
+        meta = self.store.read_meta()
+        previous = meta.active
+        meta.active = {
+            "model": self.embedder.model,
+            "dimension": dimension,
+            "suffix": suffix,
+            "completed_at": now_iso(),
+        }
+        meta.building = None
+        meta.last_sync = now_iso()
+        meta.extra["chunking"] = self.options.fingerprint()
+        self.store.write_meta(meta)
+        if previous and previous.get("suffix") != suffix:
+            log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
+            await self.store.drop(str(previous["suffix"]))
+        if only is None:
+            save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _prepare(
+        self,
+        paths: list[str],
+        on_disk: dict[str, FileStat],
+        manifest: dict[str, NoteRecord],
+        resolver: LinkResolver,
+    ) -> list[_Prepared]:
+        """Reads, parses and chunks (in a worker thread: it is the CPU-heavy part)."""
+        out: list[_Prepared] = []
+        for path in paths:
+            item = _Prepared(path=path, stamp=on_disk[path])
+            try:
+                text, warnings = self.vault.read_note(path, self.options.max_note_bytes)
+            except NoteUnreadable as exc:
+                item.status, item.reason = exc.status, exc.reason
+                out.append(item)
+                continue
+            item.warnings.extend(warnings)
+            item.content_hash = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
+            try:
+                note = parse_note(path, text, resolver)
+                item.note = note
+                item.warnings.extend(note.warnings)
+                item.chunks = chunk_note(note, self.options.chunking)
+            except Exception as exc:  # a parser bug must cost one note, not the whole sync
+                log.exception("could not parse %s", path)
+                item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
+                item.note, item.chunks = None, []
+            out.append(item)
+        return out
+
+    async def _write_batch(
+        self,
+        suffix: str,
+        dimension: int,
+        prepared: list[_Prepared],
+        report: SyncReport,
+    ) -> None:
+        all_chunks = [chunk for item in prepared for chunk in item.chunks]
+        known = await self.store.vectors_for_hashes(suffix, dimension, (c.hash for c in all_chunks))
+        to_embed = chunks_to_embed(all_chunks, known)
+        if to_embed:
+            vectors = await self.embedder.embed([c.embed_text for c in to_embed])
+            for chunk, vector in zip(to_embed, vectors, strict=True):
+                known[chunk.hash] = vector
+        report.chunks_embedded += len(to_embed)
+        report.chunks_reused += len(all_chunks) - len(to_embed)
+
+        indexed_at = now_iso()
+        records: list[NoteRecord] = []
+        for item in prepared:
+            report.changed += 1
+            report.warnings.extend(item.warnings)
+            if item.status == "failed":
+                report.failed.append((item.path, item.reason))
+            elif item.status == "skipped":
+                report.skipped.append((item.path, item.reason))
+            records.append(_note_record(item, indexed_at))
+        rows = _chunk_rows(prepared, known, dimension)
+        await self.store.write_notes(suffix, dimension, [item.path for item in prepared], rows, records)
+        self._writes_since_compact += 1
+
+
+def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
+    note = item.note
+    links = [asdict(link) for link in note.links] if note else []
+    return NoteRecord(
+        path=item.path,
+        mtime_ns=item.stamp.mtime_ns,
+        size=item.stamp.size,
+        content_hash=item.content_hash,
+        title=note.title if note else posixpath.basename(item.path)[:-3],
+        aliases=list(note.aliases) if note else [],
+        tags=list(note.tags) if note else [],
+        links=json.dumps(links, ensure_ascii=False),
+        chunk_count=len(item.chunks),
+        status=item.status,
+        reason=item.reason,
+        indexed_at=indexed_at,
+    )
+
+
+def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
+    rows: list[dict[str, object]] = []
+    for item in prepared:
+        note = item.note
+        if note is None:
+            continue
+        folder = posixpath.dirname(item.path)
+        aliases = " ".join(note.aliases)
+        for chunk in item.chunks:
+            rows.append(
+                {
+                    "id": chunk.id,
+                    "path": chunk.path,
+                    "folder": folder,
+                    "title": chunk.title,
+                    "heading": chunk.heading,
+                    "anchor": chunk.anchor,
+                    "line_start": chunk.line_start,
+                    "line_end": chunk.line_end,
+                    "ordinal": chunk.ordinal,
+                    "kind": "chunk",
+                    "hash": chunk.hash,
+                    "text": chunk.text,
+                    "search_text": f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}",
+                    "tags": list(note.tags),
+                    "vector": vectors[chunk.hash],
+                }
+            )
+    if not rows:
+        return None
+    schema = chunk_schema(dimension)
+    columns = {name: [row[name] for row in rows] for name in schema.names if name != "vector"}
+    matrix = np.stack([np.asarray(row["vector"], dtype=np.float32) for row in rows])
+    arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
+    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dimension)
+    return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
+
+
+def status_of(meta: IndexMeta) -> tuple[str | None, int | None, str | None]:
+    active = meta.active or {}
+    return active.get("model"), active.get("dimension"), active.get("suffix")

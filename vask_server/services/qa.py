@@ -1,0 +1,78 @@
+"""ask(question) → an async stream of events: sources, tokens, done (or error).
+
+The CLI prints these events and the HTTP API sends them as NDJSON, so both say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vask_server.adapters.ollama import OllamaGateway
+from vask_server.core.citations import extract_citations, unique_sources
+from vask_server.core.prompt import DECLINE_MESSAGE, build_messages, standalone_question
+from vask_server.core.retrieve import Filters
+from vask_server.errors import VaskError
+from vask_server.services.search import Searcher
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    top_k: int
+    min_similarity: float
+    history: Sequence[dict[str, str]] = ()
+    filters: Filters | None = None
+    current_note: str | None = None
+    chat_model: str | None = None
+
+
+class QAService:
+    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str) -> None:
+        self.searcher = searcher
+        self.gateway = gateway
+        self.chat_model = chat_model
+
+    async def ask(self, request: AskRequest) -> AsyncIterator[Event]:
+        try:
+            async for event in self._ask(request):
+                yield event
+        except VaskError as exc:
+            yield {"type": "error", **exc.to_dict()}
+
+    async def _ask(self, request: AskRequest) -> AsyncIterator[Event]:
+        query = standalone_question(request.question, request.history)
+        result = await self.searcher.search(
+            query, top_k=request.top_k, min_similarity=request.min_similarity, filters=request.filters
+        )
+        hits = result.hits
+        sources = [hit.to_dict(n) for n, hit in enumerate(unique_sources(hits), start=1)]
+        yield {
+            "type": "sources",
+            "sources": sources,
+            "mode": result.mode,
+            **({"notice": result.notice} if result.notice else {}),
+        }
+        if not hits:
+            yield {"type": "token", "text": DECLINE_MESSAGE}
+            yield {"type": "done", "answer": DECLINE_MESSAGE, "citations": [], "sources": [], "declined": True}
+            return
+        messages = build_messages(request.question, hits, request.history, request.current_note)
+        parts: list[str] = []
+        async for text in self.gateway.chat_stream(
+            request.chat_model or self.chat_model, messages, options={"temperature": 0.1}
+        ):
+            parts.append(text)
+            yield {"type": "token", "text": text}
+        answer = "".join(parts).strip()
+        citations = extract_citations(answer, hits)
+        yield {
+            "type": "done",
+            "answer": answer,
+            "citations": [c.to_dict() for c in citations],
+            "sources": sources,
+            "declined": False,
+        }
