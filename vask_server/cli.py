@@ -331,12 +331,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
     if args.json:
-        hits = []
-        for hit in result.hits:
-            entry = hit.to_dict()
-            entry.pop("link")
-            entry.pop("anchor")
-            hits.append({**entry, "text": hit.text})
+        hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
         print(json.dumps({"hits": hits, "mode": result.mode}, ensure_ascii=False, indent=2))
         return 0
     if not result.hits:

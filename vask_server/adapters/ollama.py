@@ -106,9 +106,9 @@ class OllamaGateway:
             return first.message.content or "", iterator
 
         first_text, iterator = await self._call("chat", model, open_stream)
-        if first_text:
-            yield first_text
         try:
+            if first_text:
+                yield first_text
             async for part in iterator:
                 if part.message.content:
                     yield part.message.content
@@ -116,6 +116,22 @@ class OllamaGateway:
             raise OllamaFailed(f"Ollama chat with '{model}' failed mid-answer: {exc.error}") from None
         except (ConnectionError, httpx.TransportError) as exc:
             raise OllamaUnavailable(self.host, _describe(exc)) from None
+        finally:
+            # Closing the stream closes the HTTP response, which is how Ollama learns to stop
+            # generating when our own client went away.
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
+        """One quick look, no retries: is Ollama up, and which of `models` are missing."""
+        try:
+            response = await asyncio.wait_for(self._client.list(), timeout)
+        except (ConnectionError, httpx.TransportError, TimeoutError, ollama.ResponseError):
+            return False, []
+        available = {m.model for m in response.models if m.model}
+        short = {name.removesuffix(":latest") for name in available}
+        return True, [m for m in models if m not in available and m.removesuffix(":latest") not in short]
 
     async def list_models(self) -> list[str]:
         async def call() -> list[str]:
@@ -123,11 +139,6 @@ class OllamaGateway:
             return [m.model for m in response.models if m.model]
 
         return await self._call("list", "", call)
-
-    async def missing_models(self, models: Sequence[str]) -> list[str]:
-        available = set(await self.list_models())
-        short = {name.removesuffix(":latest") for name in available}
-        return [m for m in models if m not in available and m.removesuffix(":latest") not in short]
 
 
 async def _empty() -> AsyncIterator[Any]:

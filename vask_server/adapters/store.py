@@ -175,9 +175,14 @@ class Store:
     async def count_chunks(self, suffix: str, dimension: int) -> int:
         return int(await (await self.chunks(suffix, dimension)).count_rows())
 
-    async def all_chunk_rows(self, suffix: str, dimension: int, columns: list[str]) -> pa.Table:
+    async def all_chunk_rows(
+        self, suffix: str, dimension: int, columns: list[str], where: str | None = None
+    ) -> pa.Table:
         table = await self.chunks(suffix, dimension)
-        return await table.query().select(columns).to_arrow()
+        query = table.query().select(columns)
+        if where:
+            query = query.where(where)
+        return await query.to_arrow()
 
     # -- writes -----------------------------------------------------------------------------------
 

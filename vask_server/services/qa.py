@@ -5,7 +5,7 @@ The CLI prints these events and the HTTP API sends them as NDJSON, so both say t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ class QAService:
         self.gateway = gateway
         self.chat_model = chat_model
 
-    async def ask(self, request: AskRequest) -> AsyncIterator[Event]:
+    async def ask(self, request: AskRequest) -> AsyncGenerator[Event, None]:
         try:
             async for event in self._ask(request):
                 yield event
@@ -49,6 +49,16 @@ class QAService:
             query, top_k=request.top_k, min_similarity=request.min_similarity, filters=request.filters
         )
         hits = result.hits
+        if request.current_note:
+            # "Ask about the current note": its best passages come first, the rest of the vault after.
+            focus = await self.searcher.search(
+                query,
+                top_k=max(2, request.top_k // 2),
+                min_similarity=0.0,
+                filters=Filters(paths=(request.current_note,)),
+            )
+            seen = {hit.chunk_id for hit in focus.hits}
+            hits = focus.hits + [hit for hit in hits if hit.chunk_id not in seen]
         sources = [hit.to_dict(n) for n, hit in enumerate(unique_sources(hits), start=1)]
         yield {
             "type": "sources",

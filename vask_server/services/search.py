@@ -49,7 +49,10 @@ class Searcher:
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
         if not meta.active:
-            raise NotIndexed("The vault has not been indexed yet.", "Run `vask index --vault PATH` first.")
+            raise NotIndexed(
+                "The vault has not been indexed yet.",
+                "Run `vask index --vault PATH`, or wait for `vask serve` to finish its first sync.",
+            )
         return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"])
 
     def _embedder(self, model: str) -> Embedder:

@@ -1,0 +1,205 @@
+"""The server's index: a background worker that syncs on start, on watched changes and on request.
+
+Watched paths are debounced, then synced together through the same incremental path as
+`vask index`. When Ollama is down or fails, the work is kept and retried with backoff, so the index
+catches up by itself when Ollama is back; searches meanwhile fall back to keywords. Every change of
+state is published to subscribers (the `/v1/events` stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from vask_server.adapters.watcher import RESCAN, Debouncer
+from vask_server.errors import OllamaUnavailable, VaskError
+from vask_server.services.context import Services, index_status
+from vask_server.services.indexer import SyncReport
+
+log = logging.getLogger(__name__)
+
+_MAX_RETRY_DELAY = 30.0
+
+
+class LiveIndex:
+    def __init__(self, services: Services, *, debounce: float = 0.25) -> None:
+        self.services = services
+        self.debouncer = Debouncer(debounce, self._ready)
+        self._queued: set[str] = set()
+        self._full_requested = True  # the start-up sync
+        self._wake = asyncio.Event()
+        self._wake.set()
+        self._retry_delay = 1.0
+        self._retry_handle: asyncio.TimerHandle | None = None
+        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self.state = "starting"
+        self.in_progress: list[str] = []
+        self.done = 0
+        self.total = 0
+        self.last_error: VaskError | None = None
+        self.last_report: SyncReport | None = None
+        self.last_synced_at: float | None = None
+        self.counts: dict[str, Any] = {}
+        self.syncs = 0  # completed syncs: lets tests and scripts wait for "after my change"
+
+    # -- inputs -----------------------------------------------------------------------------------
+
+    def notify(self, path: str) -> None:
+        """A watched change: waits for the path to settle, then syncs it."""
+        self.debouncer(path)
+        self._publish()
+
+    def request(self, paths: Iterable[str] | None = None) -> int:
+        """An explicit reindex: all notes when `paths` is None. Returns how many were queued."""
+        if paths is None:
+            self._full_requested = True
+            queued = self.counts.get("notes", 0)
+        else:
+            items = list(paths)
+            self._queued.update(items)
+            queued = len(items)
+        self._wake.set()
+        self._publish()
+        return int(queued)
+
+    def _ready(self, path: str) -> None:
+        if path == RESCAN:
+            self._full_requested = True
+        else:
+            self._queued.add(path)
+        self._wake.set()
+
+    # -- the worker -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="vask-live-index")
+
+    async def stop(self) -> None:
+        self.debouncer.cancel()
+        if self._retry_handle is not None:
+            self._retry_handle.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for queue in list(self._subscribers):
+            queue.put_nowait({"type": "closed"})
+
+    async def _run(self) -> None:
+        await self._refresh_counts()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            full, paths = self._full_requested, self._queued
+            if not full and not paths:
+                continue
+            self._full_requested, self._queued = False, set()
+            await self._sync(full, paths)
+
+    async def _sync(self, full: bool, paths: set[str]) -> None:
+        self.state = "indexing"
+        self.in_progress = [] if full else sorted(paths)[:100]
+        self.done, self.total = 0, 0 if full else len(paths)
+        self._publish()
+        try:
+            report = await self.services.indexer.sync(None if full else paths, progress=self._progress)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = exc if isinstance(exc, VaskError) else VaskError(f"indexing failed: {exc}")
+            if not isinstance(exc, VaskError):
+                log.exception("sync failed")
+            else:
+                log.warning("sync failed: %s", error.message)
+            self.last_error = error
+            self.state = "error"
+            # keep the work, try again later with backoff
+            self._full_requested = self._full_requested or full
+            self._queued |= paths
+            self._schedule_retry()
+        else:
+            self.last_error = None
+            self.last_report = report
+            self.last_synced_at = time.time()
+            self._retry_delay = 1.0
+            await self._refresh_counts()  # before "idle", so whoever sees idle sees the new counts
+            self.state = "indexing" if (self._queued or self._full_requested) else "idle"
+            self.syncs += 1
+        finally:
+            self.in_progress = []
+            self._publish()
+
+    def _schedule_retry(self) -> None:
+        loop = asyncio.get_running_loop()
+        delay, self._retry_delay = self._retry_delay, min(_MAX_RETRY_DELAY, self._retry_delay * 2)
+        if self._retry_handle is not None:
+            self._retry_handle.cancel()
+        self._retry_handle = loop.call_later(delay, self._wake.set)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        self._publish()
+
+    async def _refresh_counts(self) -> None:
+        try:
+            self.counts = await index_status(self.services)
+        except Exception:  # counts are for display: never let them stop the worker
+            log.exception("could not read index status")
+
+    # -- outputs ----------------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> int:
+        """Notes waiting to be indexed; 0 once the index matches the vault (as far as we know)."""
+        waiting = len(self.debouncer.waiting | self._queued)
+        if self.state == "indexing":
+            remaining = self.total - self.done
+            return waiting + (remaining if self.total else max(1, len(self.in_progress)))
+        if self._full_requested:
+            return max(1, waiting)
+        return waiting
+
+    def snapshot(self) -> dict[str, Any]:
+        error = self.last_error
+        failed = len(self.counts.get("failed", [])) + len(self.counts.get("skipped", []))
+        return {
+            "type": "status",
+            "state": self.state,
+            "notes": self.counts.get("notes", 0),
+            "chunks": self.counts.get("chunks", 0),
+            "pending": self.pending,
+            "done": self.done,
+            "total": self.total,
+            "failed": failed,
+            "ollama": {"reachable": not isinstance(error, OllamaUnavailable)},
+            **({"message": error.message, "hint": error.hint, "code": error.code} if error else {}),
+        }
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=64)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        self._subscribers.discard(queue)
+
+    def _publish(self) -> None:
+        event = self.snapshot()
+        for queue in self._subscribers:
+            if queue.full():  # a slow reader gets the latest state, not a backlog
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+            queue.put_nowait(event)
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Until nothing is waiting or running (for tests, scripts and `reindex` callers)."""
+        deadline = time.monotonic() + timeout
+        while self.pending or self.state in ("starting", "indexing"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"index still busy: {self.snapshot()}")
+            await asyncio.sleep(0.02)

@@ -1,0 +1,11 @@
+"""Typed keys for what the app holds."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from vask_server.services.context import Services
+from vask_server.services.live import LiveIndex
+
+SERVICES = web.AppKey("services", Services)
+LIVE = web.AppKey("live", LiveIndex)

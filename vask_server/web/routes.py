@@ -1,0 +1,239 @@
+"""HTTP handlers under /v1. Each parses and validates, calls a service, and shapes the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from vask_server import __version__
+from vask_server.errors import BadRequest
+from vask_server.services.context import Services, index_status
+from vask_server.services.live import LiveIndex
+from vask_server.services.qa import AskRequest
+from vask_server.services.related import related_notes
+from vask_server.services.search import RetrievalConfig
+from vask_server.web import validation as v
+from vask_server.web.keys import LIVE, SERVICES
+from vask_server.web.middleware import AUTHENTICATED
+from vask_server.web.openapi import openapi_document
+
+log = logging.getLogger(__name__)
+routes = web.RouteTableDef()
+
+HEARTBEAT_SECONDS = 15.0
+
+
+def _services(request: web.Request) -> Services:
+    return request.app[SERVICES]
+
+
+def _live(request: web.Request) -> LiveIndex:
+    return request.app[LIVE]
+
+
+def _vault_path(services: Services, value: str, name: str) -> str:
+    """A vault-relative note path, checked to stay inside the vault."""
+    services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
+    if not value.lower().endswith(".md"):
+        raise BadRequest(f"'{name}' must be a Markdown note path ending in .md.")
+    return value.replace("\\", "/").lstrip("/")
+
+
+@routes.get("/v1/health")
+async def health(request: web.Request) -> web.Response:
+    if not request.get(AUTHENTICATED):
+        return web.json_response({"status": "ok"})
+    services, live = _services(request), _live(request)
+    settings = services.settings
+    reachable, missing = await services.gateway.probe([settings.embed_model, settings.chat_model])
+    counts = live.counts
+    return web.json_response(
+        {
+            "status": "ok",
+            "version": __version__,
+            "vault": str(services.vault_root),
+            "ollama": {"host": settings.ollama_host, "reachable": reachable},
+            "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
+            "index": {
+                "notes": counts.get("notes", 0),
+                "chunks": counts.get("chunks", 0),
+                "pending": live.pending,
+                "model": counts.get("model"),
+                "dimension": counts.get("dimension"),
+                "last_sync": counts.get("last_sync"),
+            },
+        }
+    )
+
+
+@routes.get("/v1/status")
+async def status(request: web.Request) -> web.Response:
+    services, live = _services(request), _live(request)
+    detail = await index_status(services)
+    error = live.last_error
+    report = live.last_report
+    return web.json_response(
+        {
+            "state": live.state,
+            "notes": detail["notes"],
+            "chunks": detail["chunks"],
+            "pending": live.pending,
+            "in_progress": live.in_progress,
+            "done": live.done,
+            "total": live.total,
+            "skipped": detail["skipped"],
+            "failed": detail["failed"],
+            "model": detail["model"],
+            "dimension": detail["dimension"],
+            "building": detail["building"],
+            "last_sync": detail["last_sync"],
+            "last_error": error.to_dict() if error else None,
+            "last_report": (
+                {
+                    "changed": report.changed,
+                    "deleted": report.deleted,
+                    "chunks_embedded": report.chunks_embedded,
+                    "chunks_reused": report.chunks_reused,
+                    "seconds": round(report.seconds, 3),
+                    "warnings": report.warnings[:100],
+                }
+                if report
+                else None
+            ),
+        }
+    )
+
+
+@routes.post("/v1/search")
+async def search(request: web.Request) -> web.Response:
+    services = _services(request)
+    body = await v.json_object(request, {"query", "top_k", "min_similarity", "filters", "mode"})
+    query = v.text(body, "query")
+    settings = services.settings
+    top_k = v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K)
+    min_similarity = v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0)
+    mode = body.get("mode", services.searcher.config.mode)
+    if mode not in ("vector", "hybrid"):
+        raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
+    config = RetrievalConfig(mode=mode, per_note=services.searcher.config.per_note)
+    result = await services.searcher.search(
+        query, top_k=top_k, min_similarity=min_similarity, filters=v.filters(body.get("filters")), config=config
+    )
+    payload: dict[str, Any] = {
+        "hits": [{**hit.to_dict(), "text": hit.text} for hit in result.hits],
+        "mode": result.mode,
+    }
+    if result.notice:
+        payload["notice"] = result.notice
+    return web.json_response(payload)
+
+
+@routes.post("/v1/ask")
+async def ask(request: web.Request) -> web.StreamResponse:
+    services = _services(request)
+    settings = services.settings
+    body = await v.json_object(
+        request, {"question", "history", "top_k", "min_similarity", "filters", "current_note", "chat_model"}
+    )
+    current = body.get("current_note")
+    if current is not None and not isinstance(current, str):
+        raise BadRequest("'current_note' must be a vault-relative path.")
+    chat_model = body.get("chat_model")
+    if chat_model is not None and (not isinstance(chat_model, str) or not chat_model.strip()):
+        raise BadRequest("'chat_model' must be a model name.")
+    ask_request = AskRequest(
+        question=v.text(body, "question"),
+        top_k=v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K),
+        min_similarity=v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0),
+        history=v.history(body.get("history")),
+        filters=v.filters(body.get("filters")),
+        current_note=_vault_path(services, current, "current_note") if current else None,
+        chat_model=chat_model.strip() if chat_model else None,
+    )
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    await response.prepare(request)
+    try:
+        async with contextlib.aclosing(services.qa.ask(ask_request)) as events:
+            async for event in events:
+                await response.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
+    except (ConnectionResetError, asyncio.CancelledError):
+        log.info("client went away; answer generation stopped")
+        raise
+    except Exception:
+        log.exception("ask failed")
+        error = {"type": "error", "code": "internal", "message": "Internal error.", "hint": "See the server log."}
+        await response.write((json.dumps(error) + "\n").encode())
+    await response.write_eof()
+    return response
+
+
+@routes.get("/v1/related")
+async def related(request: web.Request) -> web.Response:
+    services = _services(request)
+    path = request.query.get("path", "")
+    if not path:
+        raise BadRequest("Query parameter 'path' is required.", "GET /v1/related?path=Folder/Note.md")
+    path = _vault_path(services, path, "path")
+    try:
+        top_k = int(request.query.get("top_k", "10"))
+    except ValueError:
+        raise BadRequest("'top_k' must be an integer.") from None
+    top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
+    index = services.searcher.active()
+    return web.json_response({"path": path, "related": await related_notes(services.store, index, path, top_k)})
+
+
+@routes.post("/v1/reindex")
+async def reindex(request: web.Request) -> web.Response:
+    services, live = _services(request), _live(request)
+    body = await v.json_object(request, {"paths"})
+    paths = body.get("paths")
+    if paths is None:
+        queued = live.request(None)
+    else:
+        items = v.string_list(paths, "paths")
+        queued = live.request([_vault_path(services, p, "paths") for p in items])
+    return web.json_response({"queued": queued}, status=202)
+
+
+@routes.get("/v1/events")
+async def events(request: web.Request) -> web.StreamResponse:
+    live = _live(request)
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    await response.prepare(request)
+    queue = live.subscribe()
+
+    async def send(event: dict[str, Any]) -> None:
+        await response.write(f"event: status\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+
+    try:
+        await send(live.snapshot())
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+            except TimeoutError:
+                await response.write(b": ping\n\n")
+                await send(live.snapshot())
+                continue
+            if event.get("type") == "closed":
+                break
+            await send(event)
+    except ConnectionResetError:
+        pass
+    finally:
+        live.unsubscribe(queue)
+    return response
+
+
+@routes.get("/v1/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())

@@ -1,0 +1,111 @@
+"""Request bodies → typed values, or a 400 that says exactly what is wrong."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from aiohttp import web
+
+from vask_server.core.retrieve import Filters
+from vask_server.errors import BadRequest
+
+MAX_QUERY_CHARS = 4000
+MAX_TOP_K = 50
+MAX_HISTORY = 50
+MAX_LIST_ITEMS = 200
+
+
+async def json_object(request: web.Request, allowed: Iterable[str]) -> dict[str, Any]:
+    raw = await request.read()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"The request body is not valid JSON: {exc}", "Send a JSON object.") from None
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.", 'Send a JSON object like {"query": "..."}.')
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise BadRequest(f"Unknown field(s): {', '.join(unknown)}", f"Allowed fields: {', '.join(sorted(allowed))}.")
+    return body
+
+
+def text(body: dict[str, Any], name: str, *, required: bool = True, max_chars: int = MAX_QUERY_CHARS) -> str:
+    value = body.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"'{name}' must be a non-empty string.")
+    if len(value) > max_chars:
+        raise BadRequest(f"'{name}' is longer than {max_chars} characters.")
+    if "\x00" in value:
+        raise BadRequest(f"'{name}' contains a NUL character.")
+    return value.strip()
+
+
+def integer(value: Any, name: str, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest(f"'{name}' must be an integer from {low} to {high}.")
+    if not low <= value <= high:
+        raise BadRequest(f"'{name}' must be from {low} to {high}, got {value}.")
+    return value
+
+
+def number(value: Any, name: str, default: float, low: float, high: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadRequest(f"'{name}' must be a number from {low} to {high}.")
+    if not low <= value <= high:
+        raise BadRequest(f"'{name}' must be from {low} to {high}, got {value}.")
+    return float(value)
+
+
+def string_list(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and "\x00" not in v for v in value):
+        raise BadRequest(f"'{name}' must be a list of non-empty strings.")
+    if len(value) > MAX_LIST_ITEMS:
+        raise BadRequest(f"'{name}' has more than {MAX_LIST_ITEMS} items.")
+    return tuple(value)
+
+
+def filters(value: Any) -> Filters | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadRequest("'filters' must be an object with folders, exclude_folders, tags or paths.")
+    unknown = sorted(set(value) - {"folders", "exclude_folders", "tags", "paths"})
+    if unknown:
+        raise BadRequest(f"Unknown filter(s): {', '.join(unknown)}", "Use folders, exclude_folders, tags, paths.")
+    result = Filters(
+        folders=string_list(value.get("folders"), "filters.folders"),
+        exclude_folders=string_list(value.get("exclude_folders"), "filters.exclude_folders"),
+        tags=string_list(value.get("tags"), "filters.tags"),
+        paths=string_list(value.get("paths"), "filters.paths"),
+    )
+    return None if result.is_empty() else result
+
+
+def history(value: Any) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_HISTORY:
+        raise BadRequest(f"'history' must be a list of at most {MAX_HISTORY} turns.")
+    turns: list[dict[str, str]] = []
+    for turn in value:
+        if (
+            not isinstance(turn, dict)
+            or turn.get("role") not in ("user", "assistant")
+            or not isinstance(turn.get("content"), str)
+        ):
+            raise BadRequest('Each history turn must be {"role": "user"|"assistant", "content": string}.')
+        turns.append({"role": turn["role"], "content": turn["content"][:20_000]})
+    return turns
