@@ -1,0 +1,150 @@
+/**
+ * Chat state: the turns shown in the pane, and the conversation history that
+ * follow-up questions carry to the server.
+ */
+import type { AskEvent, Citation, HistoryMessage, Source } from './types';
+
+export interface UserTurn {
+	id: number;
+	role: 'user';
+	content: string;
+	/** Vault path of the note the question is about, if any. */
+	currentNote?: string;
+}
+
+export type AssistantStatus = 'waiting' | 'streaming' | 'done' | 'stopped' | 'error';
+
+export interface AssistantTurn {
+	id: number;
+	role: 'assistant';
+	/** Answer text so far (the final `done.answer` once finished). */
+	content: string;
+	sources: Source[];
+	citations: Citation[];
+	declined: boolean;
+	status: AssistantStatus;
+	/** Set when status is "error". */
+	error?: unknown;
+}
+
+export type Turn = UserTurn | AssistantTurn;
+
+export interface HistoryLimits {
+	/** Most question/answer pairs to send. */
+	maxPairs: number;
+	/** Most characters of history to send (older pairs are dropped first). */
+	maxChars: number;
+}
+
+export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxPairs: 6, maxChars: 12_000 };
+
+export class ChatSession {
+	private turns: Turn[] = [];
+	private nextId = 1;
+
+	constructor(private readonly limits: HistoryLimits = DEFAULT_HISTORY_LIMITS) {}
+
+	get all(): readonly Turn[] {
+		return this.turns;
+	}
+
+	get isEmpty(): boolean {
+		return this.turns.length === 0;
+	}
+
+	/** The turn still receiving an answer, if any. */
+	get active(): AssistantTurn | null {
+		const last = this.turns[this.turns.length - 1];
+		return last && last.role === 'assistant' && (last.status === 'waiting' || last.status === 'streaming') ? last : null;
+	}
+
+	/**
+	 * History for the next question: completed question/answer pairs only
+	 * (stopped or failed answers are left out), newest kept within the limits,
+	 * in chronological order.
+	 */
+	history(): HistoryMessage[] {
+		const pairs: [HistoryMessage, HistoryMessage][] = [];
+		for (let i = 0; i + 1 < this.turns.length; i++) {
+			const q = this.turns[i];
+			const a = this.turns[i + 1];
+			if (q?.role === 'user' && a?.role === 'assistant' && a.status === 'done' && a.content.trim() !== '') {
+				pairs.push([
+					{ role: 'user', content: q.content },
+					{ role: 'assistant', content: a.content },
+				]);
+				i++;
+			}
+		}
+		const kept: [HistoryMessage, HistoryMessage][] = [];
+		let chars = 0;
+		for (let i = pairs.length - 1; i >= 0 && kept.length < this.limits.maxPairs; i--) {
+			const pair = pairs[i]!;
+			const size = pair[0].content.length + pair[1].content.length;
+			if (chars + size > this.limits.maxChars) break;
+			chars += size;
+			kept.unshift(pair);
+		}
+		return kept.flat();
+	}
+
+	/**
+	 * Adds a question and an (empty) answer turn. `history` is what to send
+	 * with it: the conversation before this question.
+	 */
+	ask(question: string, currentNote?: string): { user: UserTurn; assistant: AssistantTurn; history: HistoryMessage[] } {
+		const history = this.history();
+		const user: UserTurn = { id: this.nextId++, role: 'user', content: question };
+		if (currentNote) user.currentNote = currentNote;
+		const assistant: AssistantTurn = {
+			id: this.nextId++,
+			role: 'assistant',
+			content: '',
+			sources: [],
+			citations: [],
+			declined: false,
+			status: 'waiting',
+		};
+		this.turns.push(user, assistant);
+		return { user, assistant, history };
+	}
+
+	/** Applies one streamed event to an answer turn. */
+	apply(turn: AssistantTurn, ev: AskEvent): void {
+		if (turn.status !== 'waiting' && turn.status !== 'streaming') return;
+		switch (ev.type) {
+			case 'sources':
+				turn.sources = Array.isArray(ev.sources) ? ev.sources : [];
+				break;
+			case 'token':
+				turn.content += typeof ev.text === 'string' ? ev.text : '';
+				turn.status = 'streaming';
+				break;
+			case 'done':
+				turn.content = typeof ev.answer === 'string' ? ev.answer : turn.content;
+				turn.citations = Array.isArray(ev.citations) ? ev.citations : [];
+				if (Array.isArray(ev.sources) && ev.sources.length > 0) turn.sources = ev.sources;
+				turn.declined = ev.declined === true;
+				turn.status = 'done';
+				break;
+			case 'error':
+				turn.status = 'error';
+				turn.error = ev;
+				break;
+		}
+	}
+
+	fail(turn: AssistantTurn, error: unknown): void {
+		if (turn.status === 'done') return;
+		turn.status = 'error';
+		turn.error = error;
+	}
+
+	stop(turn: AssistantTurn): void {
+		if (turn.status === 'waiting' || turn.status === 'streaming') turn.status = 'stopped';
+	}
+
+	clear(): void {
+		this.turns = [];
+	}
+}

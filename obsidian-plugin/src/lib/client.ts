@@ -1,0 +1,280 @@
+/**
+ * HTTP client for the vask sidecar. Uses fetch (streaming bodies), so it works
+ * in Obsidian's renderer, a browser and Node alike. No Obsidian imports.
+ */
+import { ErrorCode, VaskError, errorFromResponse, toVaskError } from './errors';
+import { NdjsonParseError, NdjsonParser } from './ndjson';
+import { SseParser } from './sse';
+import type {
+	AskDoneEvent,
+	AskEvent,
+	AskRequest,
+	HealthInfo,
+	IndexStatus,
+	ReindexResponse,
+	RelatedResponse,
+	SearchRequest,
+	SearchResponse,
+	StatusEvent,
+} from './types';
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface ClientOptions {
+	baseUrl: string;
+	token: string;
+	/** Defaults to the global fetch (window.fetch in Obsidian). */
+	fetch?: FetchLike;
+	/** Time limit for plain JSON requests (not for streams). */
+	timeoutMs?: number;
+}
+
+export interface AskOptions {
+	signal?: AbortSignal;
+	onEvent?: (event: AskEvent) => void;
+}
+
+export interface EventsHandlers {
+	signal?: AbortSignal;
+	/** The server accepted the connection (HTTP 200). */
+	onOpen?: () => void;
+	onStatus: (status: StatusEvent) => void;
+	/** Any bytes arrived (events, `: ping` comments): the connection is alive. */
+	onActivity?: () => void;
+}
+
+export const DEFAULT_TIMEOUT_MS = 20_000;
+
+/** Joins a base URL and an API path; rejects anything that is not http(s). */
+export function joinUrl(baseUrl: string, path: string): string {
+	const base = baseUrl.trim().replace(/\/+$/, '');
+	if (!/^https?:\/\/[^/]+/i.test(base)) {
+		throw new VaskError(
+			ErrorCode.badSettings,
+			`The server URL "${baseUrl}" is not an http:// address.`,
+			'Set it to http://127.0.0.1:8765 (or where `vask serve` listens) in Settings → Vask.',
+		);
+	}
+	return base + path;
+}
+
+/**
+ * An AbortSignal that fires when `outer` fires or after `ms`. `dispose` clears
+ * the timer and the listener. The reason tells a timeout from a user abort.
+ */
+export function linkedSignal(outer: AbortSignal | undefined, ms: number | null): {
+	signal: AbortSignal;
+	timedOut: () => boolean;
+	dispose: () => void;
+} {
+	const ctrl = new AbortController();
+	let timedOut = false;
+	const onAbort = (): void => ctrl.abort(outer?.reason);
+	if (outer) {
+		if (outer.aborted) ctrl.abort(outer.reason);
+		else outer.addEventListener('abort', onAbort, { once: true });
+	}
+	const timer =
+		ms === null
+			? null
+			: setTimeout(() => {
+					timedOut = true;
+					ctrl.abort(new DOMException('timed out', 'TimeoutError'));
+				}, ms);
+	return {
+		signal: ctrl.signal,
+		timedOut: () => timedOut,
+		dispose: () => {
+			if (timer !== null) clearTimeout(timer);
+			outer?.removeEventListener('abort', onAbort);
+		},
+	};
+}
+
+function isAskEvent(v: unknown): v is AskEvent {
+	return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
+}
+
+export class VaskClient {
+	readonly baseUrl: string;
+	private readonly token: string;
+	private readonly fetchImpl: FetchLike;
+	private readonly timeoutMs: number;
+
+	constructor(opts: ClientOptions) {
+		this.baseUrl = opts.baseUrl;
+		this.token = opts.token.trim();
+		this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
+		this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+	}
+
+	private headers(extra: Record<string, string>, auth: boolean): Record<string, string> {
+		const h: Record<string, string> = { ...extra };
+		if (auth && this.token) h.Authorization = `Bearer ${this.token}`;
+		return h;
+	}
+
+	/** Sends a request; resolves with an ok Response or throws a VaskError. */
+	private async send(
+		method: 'GET' | 'POST',
+		path: string,
+		opts: { body?: unknown; signal?: AbortSignal; accept?: string; auth?: boolean },
+	): Promise<Response> {
+		const url = joinUrl(this.baseUrl, path);
+		const headers = this.headers({ Accept: opts.accept ?? 'application/json' }, opts.auth ?? true);
+		const init: RequestInit = { method, headers, signal: opts.signal };
+		if (opts.body !== undefined) {
+			headers['Content-Type'] = 'application/json';
+			init.body = JSON.stringify(opts.body);
+		}
+		let res: Response;
+		try {
+			res = await this.fetchImpl(url, init);
+		} catch (err) {
+			throw toVaskError(err);
+		}
+		if (!res.ok) throw await errorFromResponse(res);
+		return res;
+	}
+
+	/** A JSON request/response with a time limit. */
+	private async json<T>(
+		method: 'GET' | 'POST',
+		path: string,
+		opts: { body?: unknown; signal?: AbortSignal; auth?: boolean } = {},
+	): Promise<T> {
+		const linked = linkedSignal(opts.signal, this.timeoutMs);
+		try {
+			const res = await this.send(method, path, { ...opts, signal: linked.signal });
+			const text = await res.text();
+			try {
+				return JSON.parse(text) as T;
+			} catch {
+				throw new VaskError(ErrorCode.badResponse, 'the response is not JSON', '', res.status);
+			}
+		} catch (err) {
+			if (linked.timedOut()) {
+				throw new VaskError(ErrorCode.timeout, `No answer from the server within ${Math.round(this.timeoutMs / 1000)} s.`);
+			}
+			throw toVaskError(err);
+		} finally {
+			linked.dispose();
+		}
+	}
+
+	/** GET /v1/health. With `auth: false` only `{status}` comes back. */
+	health(opts: { auth?: boolean; signal?: AbortSignal } = {}): Promise<HealthInfo> {
+		return this.json<HealthInfo>('GET', '/v1/health', { auth: opts.auth ?? true, signal: opts.signal });
+	}
+
+	status(signal?: AbortSignal): Promise<IndexStatus> {
+		return this.json<IndexStatus>('GET', '/v1/status', { signal });
+	}
+
+	search(req: SearchRequest, signal?: AbortSignal): Promise<SearchResponse> {
+		return this.json<SearchResponse>('POST', '/v1/search', { body: req, signal });
+	}
+
+	related(path: string, topK = 10, signal?: AbortSignal): Promise<RelatedResponse> {
+		const q = `?path=${encodeURIComponent(path)}&top_k=${encodeURIComponent(String(topK))}`;
+		return this.json<RelatedResponse>('GET', '/v1/related' + q, { signal });
+	}
+
+	/** Queues paths (or, with none, the whole vault) for reindexing. */
+	reindex(paths?: string[], signal?: AbortSignal): Promise<ReindexResponse> {
+		return this.json<ReindexResponse>('POST', '/v1/reindex', { body: paths ? { paths } : {}, signal });
+	}
+
+	/**
+	 * POST /v1/ask and read the NDJSON stream. Every event goes to `onEvent` as
+	 * it arrives; resolves with the final `done` event. Throws a VaskError for
+	 * an HTTP error, an `error` line, a stream cut short, or an abort
+	 * (code `aborted`).
+	 */
+	async ask(req: AskRequest, opts: AskOptions = {}): Promise<AskDoneEvent> {
+		try {
+			const res = await this.send('POST', '/v1/ask', {
+				body: req,
+				signal: opts.signal,
+				accept: 'application/x-ndjson',
+			});
+			if (!res.body) throw new VaskError(ErrorCode.badResponse, 'the response has no body');
+			const reader = res.body.getReader();
+			const parser = new NdjsonParser();
+			const state: { done: AskDoneEvent | null } = { done: null };
+			const handle = (values: unknown[]): void => {
+				for (const v of values) {
+					if (!isAskEvent(v) || state.done) continue;
+					if (v.type === 'error') {
+						throw new VaskError(v.code || ErrorCode.internal, v.message ?? '', v.hint ?? '', res.status);
+					}
+					opts.onEvent?.(v);
+					if (v.type === 'done') state.done = v;
+				}
+			};
+			try {
+				while (!state.done) {
+					const { value, done: eof } = await reader.read();
+					if (eof) {
+						handle(parser.end());
+						break;
+					}
+					if (value) handle(parser.push(value));
+				}
+			} finally {
+				// Nothing more is expected (or something failed): release the connection.
+				reader.cancel().catch(() => undefined);
+			}
+			const done = state.done;
+			if (!done) {
+				throw new VaskError(ErrorCode.incomplete, 'The answer stream ended before it was finished.');
+			}
+			return done;
+		} catch (err) {
+			if (err instanceof NdjsonParseError) {
+				throw new VaskError(ErrorCode.badResponse, err.message);
+			}
+			if (opts.signal?.aborted) throw new VaskError(ErrorCode.aborted, 'Stopped.');
+			throw toVaskError(err);
+		}
+	}
+
+	/**
+	 * GET /v1/events (Server-Sent Events over a streaming fetch, so that the
+	 * Authorization header can be sent). Resolves when the server closes the
+	 * stream; rejects with a VaskError on failure or abort.
+	 */
+	async events(h: EventsHandlers): Promise<void> {
+		try {
+			const res = await this.send('GET', '/v1/events', { signal: h.signal, accept: 'text/event-stream' });
+			if (!res.body) throw new VaskError(ErrorCode.badResponse, 'the event stream has no body');
+			h.onOpen?.();
+			const parser = new SseParser({
+				onEvent: (ev) => {
+					if (ev.event !== 'status') return;
+					let data: unknown;
+					try {
+						data = JSON.parse(ev.data);
+					} catch {
+						return; // a malformed event is skipped, the stream goes on
+					}
+					if (typeof data === 'object' && data !== null) h.onStatus(data as StatusEvent);
+				},
+				onComment: () => undefined,
+			});
+			const reader = res.body.getReader();
+			for (;;) {
+				const { value, done } = await reader.read();
+				if (done) break;
+				if (value && value.length > 0) {
+					h.onActivity?.();
+					parser.push(value);
+				}
+			}
+			parser.end();
+		} catch (err) {
+			if (h.signal?.aborted) throw new VaskError(ErrorCode.aborted, 'Stopped.');
+			throw toVaskError(err);
+		}
+	}
+}

@@ -1,0 +1,59 @@
+/** What the status bar says, from the state of the /v1/events connection. */
+import { ErrorCode, type VaskError } from './errors';
+import type { StatusEvent } from './types';
+
+export type Connection =
+	| { state: 'connecting' }
+	| { state: 'live'; status: StatusEvent | null }
+	| { state: 'error'; error: VaskError };
+
+export type Level = 'ok' | 'busy' | 'warn';
+
+export interface StatusBarText {
+	text: string;
+	/** Tooltip. */
+	title: string;
+	level: Level;
+}
+
+function plural(n: number, word: string): string {
+	return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function statusBarText(c: Connection): StatusBarText {
+	if (c.state === 'connecting') {
+		return { text: 'vask: connecting…', title: 'Connecting to the vask server', level: 'busy' };
+	}
+	if (c.state === 'error') {
+		switch (c.error.code) {
+			case ErrorCode.unreachable:
+				return { text: 'vask: server not running ⚠', title: 'The vask server is not running. Click for details.', level: 'warn' };
+			case ErrorCode.unauthorized:
+				return { text: 'vask: token wrong ⚠', title: 'The vask token is wrong or missing. Click for details.', level: 'warn' };
+			default:
+				return { text: 'vask: disconnected ⚠', title: `${c.error.message} Click for details.`, level: 'warn' };
+		}
+	}
+	const s = c.status;
+	if (!s) return { text: 'vask: connected', title: 'Waiting for the index status', level: 'busy' };
+	const failed = typeof s.failed === 'number' && s.failed > 0 ? `, ${s.failed} failed` : '';
+	if (s.ollama && s.ollama.reachable === false) {
+		return {
+			text: 'vask: Ollama unreachable ⚠',
+			title: `${s.message ?? 'The vask server cannot reach Ollama.'} Click for details.`,
+			level: 'warn',
+		};
+	}
+	if (s.state === 'indexing') {
+		return {
+			text: `vask: indexing ${s.done}/${s.total}`,
+			title: `Indexing the vault: ${s.done} of ${s.total} files${failed}. Click for details.`,
+			level: 'busy',
+		};
+	}
+	return {
+		text: `vask: indexed ✓ ${plural(s.notes, 'note')}${failed ? ` (${s.failed} failed)` : ''}`,
+		title: `${plural(s.notes, 'note')}, ${plural(s.chunks, 'chunk')} indexed${failed}. Click for details.`,
+		level: failed ? 'warn' : 'ok',
+	};
+}

@@ -1,0 +1,356 @@
+/** The chat pane: questions, streamed Markdown answers with clickable citations, sources. */
+import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type WorkspaceLeaf } from 'obsidian';
+import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
+import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
+import { RenderScheduler } from '../lib/debounce';
+import { describeError, isAbortError } from '../lib/errors';
+import { basenameNoExt, stripMd } from '../lib/paths';
+import { askParams } from '../lib/settings';
+import type { AskRequest } from '../lib/types';
+import type { VaskHost } from './host';
+import { createInternalLink, wireInternalLinks } from './links';
+
+export const VIEW_TYPE_CHAT = 'vask-chat';
+
+/** Links in answers are full vault paths, so they resolve from anywhere. */
+const SOURCE_PATH = '';
+const RENDER_INTERVAL_MS = 60;
+
+interface AnswerUi {
+	rootEl: HTMLElement;
+	answerEl: HTMLElement;
+	statusEl: HTMLElement;
+	sourcesEl: HTMLElement;
+	actionsEl: HTMLElement;
+	errorEl: HTMLElement;
+	/** Owns what MarkdownRenderer registers for the current rendering. */
+	component: Component | null;
+	errorComponent: Component | null;
+	scheduler: RenderScheduler;
+}
+
+export interface AskOptions {
+	/** Vault path of the note the question is about. */
+	currentNote?: string;
+}
+
+export class ChatView extends ItemView {
+	hoverPopover: HoverPopover | null = null;
+	private readonly session = new ChatSession();
+	private controller: AbortController | null = null;
+	private readonly answers = new Map<number, AnswerUi>();
+	private messagesEl!: HTMLElement;
+	private emptyEl!: HTMLElement;
+	private inputEl!: HTMLTextAreaElement;
+	private sendEl!: HTMLButtonElement;
+
+	constructor(
+		leaf: WorkspaceLeaf,
+		private readonly host: VaskHost,
+	) {
+		super(leaf);
+		this.navigation = false;
+	}
+
+	getViewType(): string {
+		return VIEW_TYPE_CHAT;
+	}
+
+	getDisplayText(): string {
+		return 'Vask';
+	}
+
+	override getIcon(): string {
+		return 'message-circle';
+	}
+
+	/** The turns shown, oldest first. */
+	get conversation(): readonly Turn[] {
+		return this.session.all;
+	}
+
+	/** True while an answer is being received. */
+	get busy(): boolean {
+		return this.controller !== null;
+	}
+
+	override async onOpen(): Promise<void> {
+		const root = this.contentEl;
+		root.empty();
+		root.addClass('vask-chat');
+
+		this.messagesEl = root.createDiv({ cls: 'vask-messages' });
+		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
+		this.renderEmpty();
+		wireInternalLinks(this, this.app, this.messagesEl, this, () => SOURCE_PATH);
+
+		const composer = root.createDiv({ cls: 'vask-composer' });
+		this.inputEl = composer.createEl('textarea', {
+			cls: 'vask-input',
+			attr: {
+				rows: 3,
+				placeholder: 'Ask your vault…  (Enter to send, Shift+Enter for a new line)',
+				'aria-label': 'Question',
+			},
+		});
+		const buttons = composer.createDiv({ cls: 'vask-composer-buttons' });
+		const newChatEl = buttons.createEl('button', { cls: 'vask-new-chat', text: 'New chat' });
+		this.sendEl = buttons.createEl('button', { cls: ['vask-send', 'mod-cta'], text: 'Send' });
+
+		this.registerDomEvent(this.inputEl, 'keydown', (evt: KeyboardEvent) => {
+			if (evt.key !== 'Enter' || evt.shiftKey || evt.isComposing) return;
+			evt.preventDefault();
+			if (!this.busy) this.submit();
+		});
+		this.registerDomEvent(this.sendEl, 'click', () => {
+			if (this.busy) this.stop();
+			else this.submit();
+		});
+		this.registerDomEvent(newChatEl, 'click', () => this.newChat());
+		this.setBusy(false);
+	}
+
+	override async onClose(): Promise<void> {
+		this.stop();
+	}
+
+	focusInput(): void {
+		this.inputEl?.focus();
+	}
+
+	private submit(): void {
+		const q = this.inputEl.value.trim();
+		if (!q) return;
+		this.inputEl.value = '';
+		void this.ask(q);
+	}
+
+	/** Stops the answer being received, if any (the server stops when the request is aborted). */
+	stop(): void {
+		this.controller?.abort();
+	}
+
+	/** Clears the conversation: the next question starts without history. */
+	newChat(): void {
+		this.stop();
+		this.session.clear();
+		for (const ui of this.answers.values()) {
+			ui.scheduler.cancel();
+			if (ui.component) this.removeChild(ui.component);
+			if (ui.errorComponent) this.removeChild(ui.errorComponent);
+		}
+		this.answers.clear();
+		this.messagesEl.empty();
+		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
+		this.renderEmpty();
+		this.focusInput();
+	}
+
+	/** Asks a question; follow-ups carry the conversation so far. Resolves when the answer is complete. */
+	async ask(question: string, opts: AskOptions = {}): Promise<void> {
+		const q = question.trim();
+		if (!q) return;
+		if (this.busy) this.stop();
+		const { user, assistant, history } = this.session.ask(q, opts.currentNote);
+		this.emptyEl.hide();
+		this.renderUser(user);
+		const ui = this.createAnswerUi(assistant);
+		this.scrollToBottom(true);
+
+		const ctrl = new AbortController();
+		this.controller = ctrl;
+		const untrack = this.host.track(ctrl);
+		this.setBusy(true);
+
+		const req: AskRequest = { question: q, ...askParams(this.host.settings) };
+		if (history.length > 0) req.history = history;
+		if (opts.currentNote) req.current_note = opts.currentNote;
+
+		try {
+			await this.host.client.ask(req, {
+				signal: ctrl.signal,
+				onEvent: (ev) => {
+					this.session.apply(assistant, ev);
+					this.updateState(assistant, ui);
+					if (ev.type === 'sources') {
+						const follow = this.isAtBottom();
+						this.renderSources(assistant, ui);
+						this.scrollToBottom(follow);
+					} else if (ev.type === 'token') {
+						ui.scheduler.request();
+					}
+				},
+			});
+		} catch (err) {
+			if (isAbortError(err)) this.session.stop(assistant);
+			else this.session.fail(assistant, err);
+		} finally {
+			untrack();
+			if (this.controller === ctrl) {
+				this.controller = null;
+				this.setBusy(false);
+			}
+		}
+		if (!this.answers.has(assistant.id)) return; // "New chat" dropped this turn
+		await ui.scheduler.flush();
+		const follow = this.isAtBottom();
+		this.renderSources(assistant, ui);
+		this.updateState(assistant, ui);
+		this.renderEnding(assistant, ui);
+		this.scrollToBottom(follow);
+	}
+
+	private setBusy(busy: boolean): void {
+		this.sendEl.setText(busy ? 'Stop' : 'Send');
+		this.sendEl.toggleClass('mod-cta', !busy);
+		this.sendEl.toggleClass('mod-warning', busy);
+		this.sendEl.setAttr('aria-label', busy ? 'Stop the answer' : 'Send the question');
+		this.contentEl.toggleClass('is-busy', busy);
+	}
+
+	private renderEmpty(): void {
+		this.emptyEl.empty();
+		this.emptyEl.createDiv({ cls: 'vask-empty-title', text: 'Ask your vault' });
+		this.emptyEl.createDiv({
+			cls: 'vask-empty-text',
+			text: 'Answers come only from your notes, and cite the notes they come from. Follow-up questions keep the conversation.',
+		});
+	}
+
+	private renderUser(turn: UserTurn): void {
+		const el = this.messagesEl.createDiv({ cls: ['vask-msg', 'vask-msg-user'] });
+		el.createDiv({ cls: 'vask-msg-text', text: turn.content });
+		if (turn.currentNote) {
+			const ctx = el.createDiv({ cls: 'vask-msg-context', text: 'About ' });
+			createInternalLink(ctx, stripMd(turn.currentNote), basenameNoExt(turn.currentNote));
+		}
+	}
+
+	private createAnswerUi(turn: AssistantTurn): AnswerUi {
+		const rootEl = this.messagesEl.createDiv({ cls: ['vask-msg', 'vask-msg-assistant', 'is-waiting'] });
+		const ui: AnswerUi = {
+			rootEl,
+			statusEl: rootEl.createDiv({ cls: 'vask-msg-status', text: 'Searching your notes…' }),
+			answerEl: rootEl.createDiv({ cls: ['vask-answer', 'markdown-rendered'] }),
+			errorEl: rootEl.createDiv({ cls: 'vask-error' }),
+			sourcesEl: rootEl.createDiv({ cls: 'vask-sources' }),
+			actionsEl: rootEl.createDiv({ cls: 'vask-msg-actions' }),
+			component: null,
+			errorComponent: null,
+			scheduler: new RenderScheduler(() => this.renderAnswer(turn, ui), RENDER_INTERVAL_MS),
+		};
+		ui.errorEl.hide();
+		ui.sourcesEl.hide();
+		this.answers.set(turn.id, ui);
+		return ui;
+	}
+
+	/** The Markdown to render: the answer with `[Title]` citations turned into internal links. */
+	answerMarkdown(turn: AssistantTurn): string {
+		return linkifyCitations(turn.content, linkTargets(turn.citations, turn.sources));
+	}
+
+	private async renderAnswer(turn: AssistantTurn, ui: AnswerUi): Promise<void> {
+		if (!this.answers.has(turn.id)) return;
+		const follow = this.isAtBottom();
+		const md = this.answerMarkdown(turn);
+		if (ui.component) this.removeChild(ui.component);
+		const component = this.addChild(new Component());
+		ui.component = component;
+		ui.answerEl.empty();
+		await MarkdownRenderer.render(this.app, md, ui.answerEl, SOURCE_PATH, component);
+		this.scrollToBottom(follow);
+	}
+
+	private updateState(turn: AssistantTurn, ui: AnswerUi): void {
+		const el = ui.rootEl;
+		for (const s of ['waiting', 'streaming', 'done', 'stopped', 'error'] as const) {
+			el.toggleClass(`is-${s}`, turn.status === s);
+		}
+		el.toggleClass('is-declined', turn.declined);
+		if (turn.status === 'waiting') {
+			ui.statusEl.setText(turn.sources.length > 0 ? 'Writing the answer…' : 'Searching your notes…');
+			ui.statusEl.show();
+		} else {
+			ui.statusEl.hide();
+		}
+	}
+
+	private renderSources(turn: AssistantTurn, ui: AnswerUi): void {
+		const el = ui.sourcesEl;
+		el.empty();
+		if (turn.sources.length === 0) {
+			el.hide();
+			return;
+		}
+		el.show();
+		const cited = new Set(turn.citations.map((c) => c.path));
+		el.createDiv({
+			cls: 'vask-sources-title',
+			// Without an answer they are not sources of anything, only the notes that matched.
+			text: turn.declined || turn.status === 'error' || (turn.status === 'stopped' && !turn.content) ? 'Matching notes' : 'Sources',
+		});
+		const list = el.createEl('ol', { cls: 'vask-sources-list' });
+		for (const s of turn.sources) {
+			const li = list.createEl('li', { cls: 'vask-source' });
+			li.toggleClass('is-cited', cited.has(s.path));
+			const head = li.createDiv({ cls: 'vask-source-head' });
+			createInternalLink(head, s.link, s.title || basenameNoExt(s.path), 'vask-source-link');
+			if (typeof s.score === 'number') {
+				head.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Similarity' } });
+			}
+			const label = headingLabel(s.heading ?? '', s.title ?? '');
+			const sub = li.createDiv({ cls: 'vask-source-sub' });
+			if (label) sub.createSpan({ cls: 'vask-source-heading', text: label });
+			sub.createSpan({ cls: 'vask-source-path', text: s.path });
+		}
+	}
+
+	/** After the stream: copy button, or the error / "stopped" note. */
+	private renderEnding(turn: AssistantTurn, ui: AnswerUi): void {
+		ui.actionsEl.empty();
+		ui.errorEl.empty();
+		if (turn.status === 'done' || (turn.status === 'stopped' && turn.content)) {
+			const copy = ui.actionsEl.createEl('button', {
+				cls: ['vask-copy', 'clickable-icon'],
+				text: 'Copy',
+				attr: { 'aria-label': 'Copy the answer' },
+			});
+			copy.addEventListener('click', () => void this.copy(turn));
+		}
+		if (turn.status === 'stopped') {
+			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: 'Stopped.' });
+		}
+		if (turn.status === 'error') {
+			const plain = describeError(turn.error, this.host.errorContext());
+			ui.errorEl.show();
+			ui.errorEl.setAttr('data-code', plain.code);
+			const md = plain.hint ? `${plain.message}\n\n${plain.hint}` : plain.message;
+			if (ui.errorComponent) this.removeChild(ui.errorComponent);
+			const component = this.addChild(new Component());
+			ui.errorComponent = component;
+			void MarkdownRenderer.render(this.app, md, ui.errorEl.createDiv({ cls: 'markdown-rendered' }), SOURCE_PATH, component);
+		} else {
+			ui.errorEl.hide();
+		}
+	}
+
+	private async copy(turn: AssistantTurn): Promise<void> {
+		try {
+			await navigator.clipboard.writeText(this.answerMarkdown(turn));
+			new Notice('Answer copied');
+		} catch (err) {
+			new Notice(`Could not copy: ${err instanceof Error ? err.message : String(err)}`);
+		}
+	}
+
+	private isAtBottom(): boolean {
+		const el = this.messagesEl;
+		return el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+	}
+
+	/** Keeps the newest text in view, unless the reader has scrolled up (`follow` false). */
+	private scrollToBottom(follow: boolean): void {
+		if (follow) this.messagesEl.scrollTop = this.messagesEl.scrollHeight;
+	}
+}

@@ -1,0 +1,123 @@
+/** Settings: server URL, token, retrieval, chat model, folders to leave out, connection test. */
+import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
+import { VaskClient } from '../lib/client';
+import { describeError } from '../lib/errors';
+import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
+import { describeHealth } from '../lib/health';
+import type { VaskHost } from './host';
+
+export interface SettingsHost extends VaskHost {
+	updateSettings(patch: Partial<VaskSettings>): Promise<void>;
+}
+
+export class VaskSettingTab extends PluginSettingTab {
+	constructor(
+		app: App,
+		plugin: Plugin,
+		private readonly host: SettingsHost,
+	) {
+		super(app, plugin);
+	}
+
+	override display(): void {
+		const { containerEl } = this;
+		containerEl.empty();
+		const s = this.host.settings;
+
+		new Setting(containerEl)
+			.setName('Server URL')
+			.setDesc(`Where \`vask serve\` listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
+			.addText((t) =>
+				t
+					.setPlaceholder(DEFAULT_SETTINGS.serverUrl)
+					.setValue(s.serverUrl)
+					.onChange(async (v) => this.host.updateSettings({ serverUrl: v })),
+			);
+
+		new Setting(containerEl)
+			.setName('Token')
+			.setDesc('Printed by `vask token --vault "<vault path>"` in a terminal.')
+			.addText((t) => {
+				t.inputEl.type = 'password';
+				t.setPlaceholder('token')
+					.setValue(s.token)
+					.onChange(async (v) => this.host.updateSettings({ token: v }));
+			});
+
+		new Setting(containerEl)
+			.setName('Passages per answer (top-k)')
+			.setDesc(`How many note passages an answer may use. Default: ${DEFAULT_SETTINGS.topK}`)
+			.addText((t) => {
+				t.inputEl.type = 'number';
+				t.setValue(String(s.topK)).onChange(async (v) => this.host.updateSettings({ topK: Number(v) }));
+			});
+
+		new Setting(containerEl)
+			.setName('Minimum similarity')
+			.setDesc(`Passages less similar than this (0–1) are left out. Default: ${DEFAULT_SETTINGS.minSimilarity}`)
+			.addText((t) => {
+				t.inputEl.type = 'number';
+				t.inputEl.step = '0.05';
+				t.setValue(String(s.minSimilarity)).onChange(async (v) =>
+					this.host.updateSettings({ minSimilarity: Number(v) }),
+				);
+			});
+
+		new Setting(containerEl)
+			.setName('Chat model')
+			.setDesc('An Ollama model name to answer with. Empty: the server’s default.')
+			.addText((t) =>
+				t
+					.setPlaceholder('server default')
+					.setValue(s.chatModel)
+					.onChange(async (v) => this.host.updateSettings({ chatModel: v })),
+			);
+
+		new Setting(containerEl)
+			.setName('Folders to leave out')
+			.setDesc('Comma separated, e.g. "Archive, Templates". Notes in them are not used for answers.')
+			.addText((t) =>
+				t
+					.setPlaceholder('Archive, Templates')
+					.setValue(s.excludeFolders)
+					.onChange(async (v) => this.host.updateSettings({ excludeFolders: v })),
+			);
+
+		const result = containerEl.createDiv({ cls: 'vask-test-result' });
+		new Setting(containerEl)
+			.setName('Test connection')
+			.setDesc('Asks the server for /v1/health with these settings.')
+			.addButton((b) =>
+				b.setButtonText('Test connection').onClick(async () => {
+					b.setDisabled(true);
+					result.empty();
+					result.setText('Testing…');
+					try {
+						await this.testConnection(result);
+					} finally {
+						b.setDisabled(false);
+					}
+				}),
+			);
+		// Keep the result under the button.
+		containerEl.appendChild(result);
+	}
+
+	private async testConnection(result: HTMLElement): Promise<void> {
+		const s = this.host.settings;
+		const client = new VaskClient({ baseUrl: s.serverUrl, token: s.token, timeoutMs: 8000 });
+		result.empty();
+		result.removeClass('is-ok', 'is-bad');
+		try {
+			const health = await client.health();
+			const { ok, lines } = describeHealth(health);
+			result.addClass(ok ? 'is-ok' : 'is-bad');
+			for (const line of lines) result.createDiv({ text: line });
+		} catch (err) {
+			const plain = describeError(err, this.host.errorContext());
+			result.addClass('is-bad');
+			result.createDiv({ text: plain.message });
+			if (plain.hint) result.createDiv({ cls: 'vask-test-hint', text: plain.hint });
+		}
+	}
+}

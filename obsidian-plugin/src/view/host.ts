@@ -1,0 +1,17 @@
+/** What the views need from the plugin (kept as an interface to avoid import cycles). */
+import type { VaskClient } from '../lib/client';
+import type { ErrorContext } from '../lib/errors';
+import type { VaskSettings } from '../lib/settings';
+import type { Connection } from '../lib/statusText';
+
+export interface VaskHost {
+	readonly settings: VaskSettings;
+	/** Rebuilt when the settings change: read it when you start a request. */
+	readonly client: VaskClient;
+	readonly connection: Connection;
+	errorContext(): ErrorContext;
+	/** Registers an in-flight request so that unloading the plugin aborts it. Returns the unregister function. */
+	track(ctrl: AbortController): () => void;
+	reindexVault(): Promise<void>;
+	openStatusModal(): void;
+}

@@ -1,0 +1,385 @@
+/**
+ * End to end: the plugin's real views, bundled for the browser with a
+ * stand-in `obsidian` module, in headless Chromium, talking to a REAL
+ * `vask serve` (over a temp copy of sample_vault, with the test fake for
+ * Ollama) through a same-origin streaming proxy.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AssistantTurn, Turn } from '../../src/lib/chat';
+import {
+	buildPage,
+	freePort,
+	repoRoot,
+	startPageServer,
+	startVask,
+	type PageServer,
+	type VaskServer,
+} from './support';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+const QUESTION = 'What is the pain rule during a run?';
+/** Where the answer to QUESTION is: the note and the heading the sentence is under. */
+const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
+const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
+
+let vask: VaskServer;
+let pageServer: PageServer;
+let deadServer: PageServer;
+let browser: Browser;
+let pageRoot: string | undefined;
+const contexts: BrowserContext[] = [];
+
+interface OpenOptions {
+	server?: PageServer;
+	settings?: Record<string, unknown>;
+	activeFile?: string;
+}
+
+async function openPage(opts: OpenOptions = {}): Promise<Page> {
+	const server = opts.server ?? pageServer;
+	const context = await browser.newContext({ viewport: { width: 420, height: 780 }, deviceScaleFactor: 2 });
+	contexts.push(context);
+	const page = await context.newPage();
+	const errors: string[] = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.addInitScript((cfg) => {
+		(window as unknown as { __harnessConfig: unknown }).__harnessConfig = cfg;
+	}, {
+		vaultPath: vask.vault,
+		activeFile: opts.activeFile,
+		settings: { serverUrl: server.url, token: vask.token, ...opts.settings },
+	});
+	await page.goto(server.url + '/');
+	await page.waitForFunction(() => window.__ready === true || window.__harnessError !== undefined, null, { timeout: 20_000 });
+	const harnessError = await page.evaluate(() => window.__harnessError);
+	expect(harnessError ?? null, 'the harness loaded the plugin').toBeNull();
+	expect(errors).toEqual([]);
+	return page;
+}
+
+/** The chat view's turns (plain data, read in the page). */
+function conversation(page: Page): Promise<Turn[]> {
+	return page.evaluate(() => {
+		const leaf = window.__vask!.app.workspace.getLeavesOfType('vask-chat')[0]!;
+		const view = leaf.view as unknown as { conversation: Turn[] };
+		return JSON.parse(JSON.stringify(view.conversation)) as Turn[];
+	});
+}
+
+async function ask(page: Page, question: string): Promise<void> {
+	const input = page.locator('.vask-input');
+	await input.click();
+	await input.pressSequentially(question);
+	await input.press('Enter');
+}
+
+function lastAnswer(page: Page) {
+	return page.locator('.vask-msg-assistant').last();
+}
+
+async function fakeControl(body: Record<string, unknown>): Promise<void> {
+	const res = await fetch(`${vask.fakeOllamaUrl}/fake/control`, { method: 'POST', body: JSON.stringify(body) });
+	expect(res.ok).toBe(true);
+}
+
+async function fakeStats(): Promise<{ chat_calls: number; chat_streams_cancelled: number }> {
+	const res = await fetch(`${vask.fakeOllamaUrl}/fake/stats`);
+	return (await res.json()) as { chat_calls: number; chat_streams_cancelled: number };
+}
+
+function askBodies(server: PageServer): { question: string; history?: { role: string; content: string }[] }[] {
+	return server.requests.filter((r) => r.path === '/v1/ask').map((r) => JSON.parse(r.body));
+}
+
+beforeAll(async () => {
+	if (!existsSync(CHROMIUM)) {
+		throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
+	}
+	vask = await startVask();
+	const root = await buildPage();
+	pageRoot = root;
+	pageServer = await startPageServer(root, vask.url);
+	// A page server whose upstream is a port where nothing listens: "server not running".
+	deadServer = await startPageServer(root, `http://127.0.0.1:${await freePort()}`);
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
+		// launch() gives the browser a fresh temporary profile (user-data-dir) of its own.
+	});
+});
+
+afterAll(async () => {
+	for (const c of contexts) await c.close().catch(() => undefined);
+	await browser?.close().catch(() => undefined);
+	await pageServer?.close();
+	await deadServer?.close();
+	await vask?.stop();
+	if (pageRoot) rmSync(pageRoot, { recursive: true, force: true });
+});
+
+describe('vask chat view in Chromium against the real server', () => {
+	it('streams an answer with sources; a citation opens its note at the heading', async () => {
+		await fakeControl({ token_delay: 0.04 });
+		const page = await openPage();
+
+		// The status bar is live from GET /v1/events (streamed through fetch with the token).
+		const health = (await (await fetch(`${vask.url}/v1/health`, { headers: { Authorization: `Bearer ${vask.token}` } })).json()) as {
+			index: { notes: number };
+		};
+		await expect
+			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.toBe(`vask: indexed ✓ ${health.index.notes} notes`);
+
+		await ask(page, QUESTION);
+		const answer = lastAnswer(page);
+		// Streaming: text shows up while the message is still receiving tokens.
+		await page.locator('.vask-msg-assistant.is-streaming .vask-answer p').first().waitFor({ timeout: 30_000 });
+		const partial = await answer.locator('.vask-answer').innerText();
+		expect(partial.trim().length).toBeGreaterThan(0);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const final = await answer.locator('.vask-answer').innerText();
+		expect(final.length).toBeGreaterThan(partial.length);
+
+		const renders = await page.evaluate(() => window.__renders as { markdown: string; streaming: boolean }[]);
+		const streamed = renders.filter((r) => r.streaming && r.markdown.trim() !== '');
+		expect(streamed.length, 'rendered more than once while streaming').toBeGreaterThan(1);
+
+		// The user's question is shown; the send button is back to "Send".
+		await expect.poll(() => page.locator('.vask-msg-user .vask-msg-text').innerText()).toBe(QUESTION);
+		expect(await page.locator('.vask-send').innerText()).toBe('Send');
+
+		const turns = await conversation(page);
+		const turn = turns[1] as AssistantTurn;
+		expect(turn.status).toBe('done');
+		expect(turn.citations.length).toBeGreaterThan(0);
+		const citation = turn.citations[0]!;
+		expect(citation.path).toBe(EXPECTED_PATH);
+		expect(citation.link).toBe(EXPECTED_LINK);
+		expect(turn.sources.map((s) => s.path)).toContain(citation.path);
+
+		// The link passed to Obsidian points at a real note, at a real heading of it.
+		expect(citation.link).toBe(
+			citation.anchor ? `${citation.path.replace(/\.md$/, '')}#${citation.anchor}` : citation.path.replace(/\.md$/, ''),
+		);
+		const noteText = readFileSync(join(vask.vault, citation.path), 'utf8');
+		if (citation.anchor) {
+			const headings = [...noteText.matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map((m) => m[1]);
+			expect(headings).toContain(citation.anchor);
+		}
+
+		// Sources list under the answer, each a link.
+		const sourceLinks = answer.locator('.vask-sources a.internal-link');
+		expect(await sourceLinks.count()).toBe(turn.sources.length);
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(await sourceLinks.first().getAttribute('data-href')).toBe(turn.sources[0]!.link);
+
+		// The [Title] citation in the answer text is an internal link to the citation.
+		const citeLink = answer.locator('.vask-answer a.internal-link').first();
+		expect(await citeLink.innerText()).toBe(citation.title);
+		expect(await citeLink.getAttribute('data-href')).toBe(citation.link);
+
+		// Screenshot of the pane (mouse away from links).
+		await page.mouse.move(5, 5);
+		mkdirSync(dirname(SCREENSHOT), { recursive: true });
+		await page.screenshot({ path: SCREENSHOT });
+		expect(existsSync(SCREENSHOT)).toBe(true);
+
+		// Hover → Obsidian's page preview event; click → openLinkText(path#heading).
+		await citeLink.hover();
+		await expect.poll(() => page.evaluate(() => window.__hovered.length)).toBeGreaterThan(0);
+		const hovered = await page.evaluate(() => window.__hovered[window.__hovered.length - 1]!);
+		expect(hovered).toMatchObject({ source: 'vask', linktext: citation.link, targetText: citation.title });
+
+		await citeLink.click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(1);
+		expect(await page.evaluate(() => window.__opened[0])).toEqual({ linktext: EXPECTED_LINK, sourcePath: '', newLeaf: false });
+
+		// Ctrl-click on a source: a new tab.
+		await sourceLinks.first().click({ modifiers: ['Control'] });
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(2);
+		expect(await page.evaluate(() => window.__opened[1])).toEqual({
+			linktext: turn.sources[0]!.link,
+			sourcePath: '',
+			newLeaf: 'tab',
+		});
+		await fakeControl({ token_delay: 0 });
+	});
+
+	it('follow-up questions carry the conversation; New chat clears it', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		await ask(page, QUESTION);
+		await page.locator('.vask-msg-assistant.is-done').first().waitFor({ timeout: 60_000 });
+		const first = (await conversation(page))[1] as AssistantTurn;
+
+		await ask(page, 'And what did the physio say about the shoes?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		const bodies = askBodies(pageServer).slice(before);
+		expect(bodies).toHaveLength(2);
+		expect(bodies[0]!.history ?? []).toEqual([]);
+		expect(bodies[1]!.history).toEqual([
+			{ role: 'user', content: QUESTION },
+			{ role: 'assistant', content: first.content },
+		]);
+		// settings go with every question
+		expect(bodies[1]).toMatchObject({ top_k: 6, min_similarity: 0.25 });
+
+		await page.locator('.vask-new-chat').click();
+		expect(await page.locator('.vask-msg').count()).toBe(0);
+		await ask(page, 'How often do I feed the sourdough starter in fridge mode?');
+		await page.locator('.vask-msg-assistant.is-done').first().waitFor({ timeout: 60_000 });
+		const third = askBodies(pageServer).slice(before)[2]!;
+		expect(third.question).toBe('How often do I feed the sourdough starter in fridge mode?');
+		expect(third.history ?? []).toEqual([]);
+	});
+
+	it('Stop aborts the answer and the server stops generating', async () => {
+		await fakeControl({ token_delay: 0.5 });
+		try {
+			const page = await openPage();
+			const cancelledBefore = (await fakeStats()).chat_streams_cancelled;
+			await ask(page, QUESTION);
+			await page.locator('.vask-msg-assistant.is-streaming').waitFor({ timeout: 30_000 });
+			expect(await page.locator('.vask-send').innerText()).toBe('Stop');
+			await page.locator('.vask-send').click();
+			await page.locator('.vask-msg-assistant.is-stopped').waitFor({ timeout: 10_000 });
+			expect(await page.locator('.vask-stopped').innerText()).toBe('Stopped.');
+			expect(await page.locator('.vask-send').innerText()).toBe('Send');
+			// The server noticed the client left and stopped the model's stream.
+			await expect.poll(async () => (await fakeStats()).chat_streams_cancelled, { timeout: 15_000 }).toBeGreaterThan(cancelledBefore);
+		} finally {
+			await fakeControl({ token_delay: 0 });
+		}
+	});
+
+	it('says in plain words that the server is not running, with the command to start it', async () => {
+		const page = await openPage({ server: deadServer });
+		await expect
+			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.toBe('vask: server not running ⚠');
+		await ask(page, 'anything');
+		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
+		await error.waitFor({ timeout: 20_000 });
+		const text = await error.innerText();
+		expect(text).toContain('vask server is not running. Start it with:');
+		expect(text).toContain(`vask serve --vault "${vask.vault}"`);
+		expect(await error.getAttribute('data-code')).toBe('server_unreachable');
+	});
+
+	it('says the token is wrong and where to find it', async () => {
+		const page = await openPage({ settings: { token: 'not-the-token' } });
+		await expect
+			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.toBe('vask: token wrong ⚠');
+		await ask(page, 'anything');
+		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
+		await error.waitFor({ timeout: 20_000 });
+		const text = await error.innerText();
+		expect(text).toContain('token is wrong or missing');
+		expect(text).toContain('vask token');
+		expect(await error.getAttribute('data-code')).toBe('unauthorized');
+	});
+
+	it('a chat model that is not pulled: shows the server message and the `ollama pull` hint', async () => {
+		const page = await openPage({ settings: { chatModel: 'no-such-model' } });
+		await ask(page, QUESTION);
+		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
+		await error.waitFor({ timeout: 30_000 });
+		expect(await error.getAttribute('data-code')).toBe('model_missing');
+		expect(await error.innerText()).toContain('ollama pull no-such-model');
+		const body = askBodies(pageServer).pop()!;
+		expect(body).toMatchObject({ chat_model: 'no-such-model' });
+	});
+
+	it('the related notes view lists notes related to the active note', async () => {
+		const page = await openPage({ activeFile: '02 Areas/Cooking/Sourdough starter log.md' });
+		await page.evaluate(() => window.__vask!.plugin.activateView('vask-related'));
+		await page.locator('.vask-related-item').first().waitFor({ timeout: 20_000 });
+		expect(await page.locator('.vask-related-header').innerText()).toBe('Related to Sourdough starter log');
+		const request = pageServer.requests.filter((r) => r.path.startsWith('/v1/related')).pop()!;
+		expect(request.path).toBe('/v1/related?path=02%20Areas%2FCooking%2FSourdough%20starter%20log.md&top_k=10');
+		const first = page.locator('.vask-related-item a.internal-link').first();
+		const href = await first.getAttribute('data-href');
+		expect(href).toBeTruthy();
+		expect(existsSync(join(vask.vault, `${href}.md`))).toBe(true);
+		await first.click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(1);
+		expect(await page.evaluate(() => window.__opened[0]!.linktext)).toBe(href);
+	});
+
+	it('the "Ask about the current note" command asks through a modal and sends current_note', async () => {
+		const note = '02 Areas/Cooking/Sourdough starter log.md';
+		const page = await openPage({ activeFile: note });
+		const before = askBodies(pageServer).length;
+		await page.evaluate(() => {
+			const plugin = window.__vask!.plugin as unknown as { commands: { id: string; checkCallback?: (c: boolean) => unknown }[] };
+			plugin.commands.find((c) => c.id === 'ask-current-note')!.checkCallback!(false);
+		});
+		const input = page.locator('.modal .vask-ask-input');
+		await input.waitFor();
+		expect(await page.locator('.modal .vask-ask-context').innerText()).toBe(note);
+		await input.pressSequentially('How often do I feed Bruno in fridge mode?');
+		await input.press('Enter');
+		expect(await page.locator('.modal').count()).toBe(0);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(await page.locator('.vask-msg-user .vask-msg-context a.internal-link').getAttribute('data-href')).toBe(
+			'02 Areas/Cooking/Sourdough starter log',
+		);
+		const body = askBodies(pageServer).slice(before)[0]!;
+		expect(body).toMatchObject({ question: 'How often do I feed Bruno in fridge mode?', current_note: note });
+		// The answer cites the note it was asked about.
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.citations.map((c) => c.path)).toContain(note);
+	});
+
+	it('clicking the status bar shows the index details from /v1/status', async () => {
+		const page = await openPage();
+		const bar = page.locator('.status-bar-item.plugin-vask');
+		await expect.poll(() => bar.innerText(), { timeout: 20_000 }).toMatch(/^vask: indexed ✓ \d+ notes/);
+		await bar.click();
+		const table = page.locator('.modal .vask-status-table');
+		await table.waitFor({ timeout: 10_000 });
+		const status = (await (await fetch(`${vask.url}/v1/status`, { headers: { Authorization: `Bearer ${vask.token}` } })).json()) as {
+			notes: number;
+			chunks: number;
+		};
+		const text = await table.innerText();
+		expect(text).toContain(`${status.notes} notes, ${status.chunks} chunks`);
+		expect(text).toContain('reachable');
+	});
+
+	it('vault changes to notes are sent to /v1/reindex, batched after ~1 s', async () => {
+		const page = await openPage();
+		const before = pageServer.requests.filter((r) => r.path === '/v1/reindex').length;
+		await page.evaluate(() => {
+			const { app, TFile, TFolder } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+			app.vault.trigger('modify', new TFile('attachments/tide-sync-diagram.png')); // not a note
+			app.vault.trigger('rename', new TFile('00 Inbox/Renamed.md'), '00 Inbox/Untitled.md');
+			app.vault.trigger('delete', new TFile('00 Inbox/Quick capture.md'));
+			app.vault.trigger('delete', new TFolder('04 Archive'));
+		});
+		await page.waitForTimeout(400);
+		expect(pageServer.requests.filter((r) => r.path === '/v1/reindex').length).toBe(before);
+		await expect.poll(() => pageServer.requests.filter((r) => r.path === '/v1/reindex').length, { timeout: 5000 }).toBe(before + 1);
+		const req = pageServer.requests.filter((r) => r.path === '/v1/reindex').pop()!;
+		expect(req.method).toBe('POST');
+		expect(JSON.parse(req.body)).toEqual({
+			paths: ['02 Areas/Cooking/Weeknight dal.md', '00 Inbox/Untitled.md', '00 Inbox/Renamed.md', '00 Inbox/Quick capture.md'],
+		});
+	});
+});

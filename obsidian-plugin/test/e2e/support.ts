@@ -1,0 +1,333 @@
+/**
+ * End-to-end test support (Node side): the real vask server with the fake
+ * Ollama, the browser bundle of the plugin, and a static server that also
+ * proxies /v1/* to vask (same origin for the page, streamed, not buffered).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import esbuild from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const pluginDir = resolve(here, '../..');
+export const repoRoot = resolve(pluginDir, '..');
+
+export async function freePort(): Promise<number> {
+	return new Promise((res, rej) => {
+		const srv = net.createServer();
+		srv.unref();
+		srv.on('error', rej);
+		srv.listen(0, '127.0.0.1', () => {
+			const { port } = srv.address() as net.AddressInfo;
+			srv.close(() => res(port));
+		});
+	});
+}
+
+export interface Proc {
+	proc: ChildProcess;
+	output(): string;
+	stop(): Promise<void>;
+}
+
+/** Starts a command in its own process group; resolves once stdout+stderr match `ready`. */
+export function startProcess(
+	cmd: string,
+	args: string[],
+	opts: { cwd: string; env?: NodeJS.ProcessEnv; ready: RegExp; timeoutMs: number; name: string },
+): Promise<Proc & { match: RegExpMatchArray }> {
+	const proc = spawn(cmd, args, {
+		cwd: opts.cwd,
+		env: { ...process.env, ...opts.env },
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let out = '';
+	let exited = false;
+	const exitPromise = new Promise<void>((r) => proc.once('exit', () => r()));
+	// If the test run ends without cleaning up, do not leave the server behind.
+	const onExit = (): void => {
+		try {
+			if (!exited && proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL');
+		} catch {
+			// already gone
+		}
+	};
+	process.once('exit', onExit);
+	proc.once('exit', () => {
+		exited = true;
+		process.off('exit', onExit);
+	});
+	const stop = async (): Promise<void> => {
+		if (exited || proc.pid === undefined) return;
+		try {
+			process.kill(-proc.pid, 'SIGTERM');
+		} catch {
+			return;
+		}
+		const killTimer = setTimeout(() => {
+			try {
+				if (!exited && proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL');
+			} catch {
+				// already gone
+			}
+		}, 5000);
+		await exitPromise;
+		clearTimeout(killTimer);
+	};
+	return new Promise((res, rej) => {
+		const timer = setTimeout(() => {
+			void stop();
+			rej(new Error(`${opts.name} did not get ready within ${opts.timeoutMs} ms. Output:\n${out}`));
+		}, opts.timeoutMs);
+		const onData = (buf: Buffer): void => {
+			out += buf.toString();
+			const m = out.match(opts.ready);
+			if (m) {
+				clearTimeout(timer);
+				proc.stdout?.off('data', onData);
+				proc.stderr?.off('data', onData);
+				// keep draining so the pipes never fill up
+				proc.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+				proc.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+				res({ proc, match: m, output: () => out, stop });
+			}
+		};
+		proc.stdout?.on('data', onData);
+		proc.stderr?.on('data', onData);
+		proc.once('exit', (code) => {
+			clearTimeout(timer);
+			rej(new Error(`${opts.name} exited with ${code} before it was ready. Output:\n${out}`));
+		});
+	});
+}
+
+function uv(args: string[]): [string, string[]] {
+	return ['uv', ['run', '--project', repoRoot, ...args]];
+}
+
+export interface VaskServer {
+	url: string;
+	token: string;
+	vault: string;
+	fakeOllamaUrl: string;
+	output(): string;
+	stop(): Promise<void>;
+}
+
+/** The real `vask serve` over a temp copy of sample_vault, with the test fake for Ollama. */
+export async function startVask(): Promise<VaskServer> {
+	const tmp = mkdtempSync(join(tmpdir(), 'vask-e2e-'));
+	const vault = join(tmp, 'vault');
+	const indexDir = join(tmp, 'index');
+	cpSync(join(repoRoot, 'sample_vault'), vault, { recursive: true });
+
+	const [c1, a1] = uv(['python', '-m', 'tests.fake_ollama', '--port', String(await freePort())]);
+	const fake = await startProcess(c1, a1, {
+		cwd: repoRoot,
+		ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+		timeoutMs: 120_000,
+		name: 'fake Ollama',
+	});
+	const fakeOllamaUrl = fake.match[1]!;
+	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat' };
+	const port = await freePort();
+	const [c2, a2] = uv(['vask', 'serve', '--vault', vault, '--index-dir', indexDir, '--port', String(port)]);
+	let vask: Proc;
+	try {
+		vask = await startProcess(c2, a2, {
+			cwd: repoRoot,
+			env,
+			ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+			timeoutMs: 180_000,
+			name: 'vask serve',
+		});
+	} catch (err) {
+		await fake.stop();
+		throw err;
+	}
+	const url = `http://127.0.0.1:${port}`;
+	const stop = async (): Promise<void> => {
+		await vask.stop();
+		await fake.stop();
+		rmSync(tmp, { recursive: true, force: true });
+	};
+	try {
+		const token = await runToken(vault, indexDir, env);
+		await waitIndexed(url, token);
+		return { url, token, vault, fakeOllamaUrl, output: () => vask.output(), stop };
+	} catch (err) {
+		const log = vask.output();
+		await stop();
+		throw new Error(`${String(err)}\nvask serve output:\n${log}`);
+	}
+}
+
+async function runToken(vault: string, indexDir: string, env: NodeJS.ProcessEnv): Promise<string> {
+	const [cmd, args] = uv(['vask', 'token', '--vault', vault, '--index-dir', indexDir]);
+	return new Promise((res, rej) => {
+		const p = spawn(cmd, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+		let out = '';
+		let err = '';
+		p.stdout.on('data', (b: Buffer) => (out += b.toString()));
+		p.stderr.on('data', (b: Buffer) => (err += b.toString()));
+		p.once('exit', (code) => {
+			const token = out.trim().split(/\s+/).pop() ?? '';
+			if (code === 0 && token) res(token);
+			else rej(new Error(`vask token failed (${code}): ${out}${err}`));
+		});
+	});
+}
+
+/** Polls GET /v1/health until the index has notes and nothing pending. */
+async function waitIndexed(url: string, token: string, timeoutMs = 180_000): Promise<void> {
+	const end = Date.now() + timeoutMs;
+	let last = '';
+	while (Date.now() < end) {
+		try {
+			const res = await fetch(`${url}/v1/health`, { headers: { Authorization: `Bearer ${token}` } });
+			last = await res.text();
+			if (res.ok) {
+				const h = JSON.parse(last) as { index?: { notes: number; pending: number } };
+				if (h.index && h.index.notes > 0 && h.index.pending === 0) return;
+			}
+		} catch (e) {
+			last = String(e);
+		}
+		await new Promise((r) => setTimeout(r, 300));
+	}
+	throw new Error(`the vault was not indexed in time; last health: ${last}`);
+}
+
+/** Bundles the browser harness with `obsidian` aliased to the stand-in module; returns the page folder. */
+export async function buildPage(): Promise<string> {
+	const out = mkdtempSync(join(tmpdir(), 'vask-e2e-page-'));
+	await esbuild.build({
+		entryPoints: [join(here, 'harness.ts')],
+		bundle: true,
+		format: 'iife',
+		platform: 'browser',
+		target: 'chrome120',
+		alias: { obsidian: join(here, 'obsidian-stub.ts') },
+		sourcemap: 'inline',
+		outfile: join(out, 'harness.js'),
+		logLevel: 'warning',
+	});
+	writeFileSync(join(out, 'index.html'), readFileSync(join(here, 'index.html')));
+	writeFileSync(join(out, 'theme.css'), readFileSync(join(here, 'theme.css')));
+	writeFileSync(join(out, 'styles.css'), readFileSync(join(pluginDir, 'styles.css')));
+	writeFileSync(join(out, 'manifest.json'), readFileSync(join(pluginDir, 'manifest.json')));
+	return out;
+}
+
+const TYPES: Record<string, string> = {
+	'.html': 'text/html; charset=utf-8',
+	'.js': 'text/javascript; charset=utf-8',
+	'.css': 'text/css; charset=utf-8',
+	'.json': 'application/json',
+};
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+
+export interface ProxiedRequest {
+	method: string;
+	path: string;
+	body: string;
+}
+
+export interface PageServer {
+	url: string;
+	/** Requests proxied to the server, with their bodies. */
+	requests: ProxiedRequest[];
+	/** Where /v1/* goes; change it to point the page elsewhere. */
+	target: string;
+	close(): Promise<void>;
+}
+
+/**
+ * Serves the page folder and proxies /v1/* to `target`, piping bytes as they
+ * come (NDJSON and SSE stream through). When the browser aborts, the upstream
+ * request is destroyed too, so the server sees the client go away.
+ */
+export async function startPageServer(root: string, target: string): Promise<PageServer> {
+	const state = { target };
+	const requests: ProxiedRequest[] = [];
+	const sockets = new Set<net.Socket>();
+	const server = http.createServer((req, res) => {
+		const url = new URL(req.url ?? '/', 'http://localhost');
+		if (url.pathname.startsWith('/v1/')) {
+			const to = new URL(url.pathname + url.search, state.target);
+			const headers: http.OutgoingHttpHeaders = {};
+			for (const [k, v] of Object.entries(req.headers)) {
+				// The page's Origin/Referer/Host are the test server's; the proxy is the client now.
+				if (HOP_BY_HOP.has(k) || k === 'host' || k === 'origin' || k === 'referer') continue;
+				headers[k] = v;
+			}
+			const up = http.request(
+				{ hostname: to.hostname, port: to.port, path: to.pathname + to.search, method: req.method, headers },
+				(upRes) => {
+					const h: http.OutgoingHttpHeaders = {};
+					for (const [k, v] of Object.entries(upRes.headers)) if (!HOP_BY_HOP.has(k)) h[k] = v;
+					res.writeHead(upRes.statusCode ?? 502, h);
+					res.flushHeaders();
+					upRes.on('data', (chunk: Buffer) => res.write(chunk));
+					upRes.on('end', () => res.end());
+					upRes.on('error', () => res.destroy());
+				},
+			);
+			up.on('error', (err) => {
+				if (res.headersSent) res.destroy();
+				else {
+					// Behave like a server that is not there: drop the connection.
+					res.socket?.destroy();
+					void err;
+				}
+			});
+			res.on('close', () => {
+				if (!res.writableFinished) up.destroy();
+			});
+			const logged: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname + url.search, body: '' };
+			requests.push(logged);
+			req.on('data', (chunk: Buffer) => (logged.body += chunk.toString()));
+			req.pipe(up);
+			return;
+		}
+		const file = normalize(join(root, url.pathname === '/' ? 'index.html' : url.pathname));
+		if (!file.startsWith(root)) {
+			res.writeHead(403).end();
+			return;
+		}
+		try {
+			const body = readFileSync(file);
+			res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+			res.end(body);
+		} catch {
+			res.writeHead(404).end('not found');
+		}
+	});
+	server.on('connection', (s) => {
+		sockets.add(s);
+		s.on('close', () => sockets.delete(s));
+	});
+	const port = await freePort();
+	await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+	return {
+		url: `http://127.0.0.1:${port}`,
+		requests,
+		get target() {
+			return state.target;
+		},
+		set target(t: string) {
+			state.target = t;
+		},
+		close: () =>
+			new Promise<void>((r) => {
+				for (const s of sockets) s.destroy();
+				server.close(() => r());
+			}),
+	};
+}

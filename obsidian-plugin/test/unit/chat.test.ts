@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { ChatSession } from '../../src/lib/chat';
+import type { Source } from '../../src/lib/types';
+
+const src: Source = {
+	n: 1,
+	path: 'a.md',
+	title: 'A',
+	heading: 'A > H',
+	anchor: 'H',
+	line_start: 1,
+	line_end: 2,
+	score: 0.5,
+	link: 'a#H',
+};
+
+function finish(s: ChatSession, question: string, answer: string): void {
+	const { assistant } = s.ask(question);
+	s.apply(assistant, { type: 'sources', sources: [src] });
+	s.apply(assistant, { type: 'token', text: answer.slice(0, 3) });
+	s.apply(assistant, { type: 'done', answer, citations: [], sources: [src], declined: false });
+}
+
+describe('ChatSession', () => {
+	it('the first question has no history; follow-ups carry the completed turns in order', () => {
+		const s = new ChatSession();
+		const first = s.ask('What is A?');
+		expect(first.history).toEqual([]);
+		s.apply(first.assistant, { type: 'done', answer: 'A is a letter [A].', citations: [], sources: [], declined: false });
+		const second = s.ask('And B?');
+		expect(second.history).toEqual([
+			{ role: 'user', content: 'What is A?' },
+			{ role: 'assistant', content: 'A is a letter [A].' },
+		]);
+	});
+
+	it('accumulates tokens, then takes the final answer, citations, sources and declined from "done"', () => {
+		const s = new ChatSession();
+		const { assistant } = s.ask('q');
+		expect(assistant.status).toBe('waiting');
+		expect(s.active).toBe(assistant);
+		s.apply(assistant, { type: 'sources', sources: [src] });
+		expect(assistant.sources).toEqual([src]);
+		s.apply(assistant, { type: 'token', text: 'Hel' });
+		s.apply(assistant, { type: 'token', text: 'lo' });
+		expect(assistant.content).toBe('Hello');
+		expect(assistant.status).toBe('streaming');
+		s.apply(assistant, {
+			type: 'done',
+			answer: 'Hello [A].',
+			citations: [{ title: 'A', path: 'a.md', heading: 'A > H', anchor: 'H', line: 1, link: 'a#H' }],
+			sources: [src],
+			declined: true,
+		});
+		expect(assistant.content).toBe('Hello [A].');
+		expect(assistant.citations).toHaveLength(1);
+		expect(assistant.declined).toBe(true);
+		expect(assistant.status).toBe('done');
+		expect(s.active).toBeNull();
+		// events after the end are ignored
+		s.apply(assistant, { type: 'token', text: 'late' });
+		expect(assistant.content).toBe('Hello [A].');
+	});
+
+	it('leaves stopped and failed answers out of the history', () => {
+		const s = new ChatSession();
+		finish(s, 'q1', 'a1');
+		const stopped = s.ask('q2');
+		s.apply(stopped.assistant, { type: 'token', text: 'partial' });
+		s.stop(stopped.assistant);
+		expect(stopped.assistant.status).toBe('stopped');
+		const failed = s.ask('q3');
+		s.fail(failed.assistant, new Error('x'));
+		expect(failed.assistant.status).toBe('error');
+		const next = s.ask('q4');
+		expect(next.history).toEqual([
+			{ role: 'user', content: 'q1' },
+			{ role: 'assistant', content: 'a1' },
+		]);
+	});
+
+	it('keeps only the newest pairs within the limits', () => {
+		const s = new ChatSession({ maxPairs: 2, maxChars: 1000 });
+		for (let i = 1; i <= 4; i++) finish(s, `q${i}`, `a${i}`);
+		expect(s.history().map((m) => m.content)).toEqual(['q3', 'a3', 'q4', 'a4']);
+
+		const t = new ChatSession({ maxPairs: 10, maxChars: 25 });
+		finish(t, 'old question', 'x'.repeat(20));
+		finish(t, 'new q', 'new answer');
+		expect(t.history().map((m) => m.content)).toEqual(['new q', 'new answer']);
+	});
+
+	it('"New chat" (clear) empties the conversation', () => {
+		const s = new ChatSession();
+		finish(s, 'q1', 'a1');
+		s.clear();
+		expect(s.isEmpty).toBe(true);
+		expect(s.ask('fresh').history).toEqual([]);
+	});
+
+	it('records the current note on the question', () => {
+		const s = new ChatSession();
+		const { user } = s.ask('  about this  ', 'notes/x.md');
+		expect(user.currentNote).toBe('notes/x.md');
+	});
+});

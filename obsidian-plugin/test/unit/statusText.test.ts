@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, VaskError } from '../../src/lib/errors';
+import { statusBarText } from '../../src/lib/statusText';
+import type { StatusEvent } from '../../src/lib/types';
+
+const base: StatusEvent = { state: 'idle', notes: 57, chunks: 300, pending: 0, done: 57, total: 57, failed: 0, ollama: { reachable: true } };
+
+describe('statusBarText', () => {
+	it('shows indexing progress', () => {
+		const v = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 120, total: 400 } });
+		expect(v.text).toBe('vask: indexing 120/400');
+		expect(v.level).toBe('busy');
+	});
+
+	it('shows the indexed note count when idle', () => {
+		expect(statusBarText({ state: 'live', status: base })).toMatchObject({ text: 'vask: indexed ✓ 57 notes', level: 'ok' });
+		expect(statusBarText({ state: 'live', status: { ...base, notes: 1 } }).text).toBe('vask: indexed ✓ 1 note');
+	});
+
+	it('mentions failed files as a warning', () => {
+		const v = statusBarText({ state: 'live', status: { ...base, failed: 2 } });
+		expect(v.text).toBe('vask: indexed ✓ 57 notes (2 failed)');
+		expect(v.level).toBe('warn');
+	});
+
+	it('warns when Ollama is unreachable, with the server message in the tooltip', () => {
+		const v = statusBarText({ state: 'live', status: { ...base, ollama: { reachable: false }, message: 'Ollama down at :11434' } });
+		expect(v.text).toBe('vask: Ollama unreachable ⚠');
+		expect(v.title).toContain('Ollama down at :11434');
+		expect(v.level).toBe('warn');
+	});
+
+	it('warns when the server is not running or the token is wrong', () => {
+		expect(statusBarText({ state: 'error', error: new VaskError(ErrorCode.unreachable, '') }).text).toBe('vask: server not running ⚠');
+		expect(statusBarText({ state: 'error', error: new VaskError(ErrorCode.unauthorized, '') }).text).toBe('vask: token wrong ⚠');
+		expect(statusBarText({ state: 'error', error: new VaskError(ErrorCode.timeout, 'No heartbeat.') }).level).toBe('warn');
+	});
+
+	it('shows connecting states', () => {
+		expect(statusBarText({ state: 'connecting' }).text).toBe('vask: connecting…');
+		expect(statusBarText({ state: 'live', status: null }).text).toBe('vask: connected');
+	});
+});
