@@ -94,3 +94,28 @@ def test_token_is_created_private_and_stable(cli_env, vault, capsys):
     assert code == 0 and first == second and len(first.strip()) >= 32
     token_file = Path(cli_env) / "token"
     assert token_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        '{"id": "s1", "question": "How do I feed my sourdough starter?", '
+        '"expected": ["02 Areas/Cooking/Sourdough starter log.md"], "type": "direct", "split": "dev"}\n'
+        '{"id": "s2", "question": "zebra quantum chromodynamics", "expected": [], "type": "absent", "split": "heldout"}\n'
+    )
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--compare", "--json")
+    assert code == 0
+    reports = {r["config"]: r for r in json.loads(out)["reports"]}
+    assert list(reports) == ["baseline", "vector", "hybrid", "hybrid+graph"]
+    assert reports["baseline"]["settings"]["seed_index"] is True
+    for rep in reports.values():
+        overall = rep["overall"]
+        assert overall["count"] == 1 and overall["absent"] == 1
+        assert 0.0 <= overall["hit@1"] <= overall["hit@6"] <= 1.0
+        assert set(rep["by_split"]) == {"dev", "heldout"}
+    assert reports["hybrid"]["overall"]["hit@1"] == 1.0
+    code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault))
+    assert code == 0 and "hybrid" in out and "failures (hybrid)" in out
+    code, _, err = run(capsys, "eval", str(questions), "--vault", str(vault), "--configs", "nope")
+    assert code == 2 and "Unknown eval config" in err

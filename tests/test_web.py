@@ -104,7 +104,7 @@ async def test_oversized_body_is_413_in_the_error_shape(fake_ollama, vault, sett
 async def test_search_hits_have_the_cli_fields_and_respect_filters(fake_ollama, vault, settings_for):
     async with running_app(settings_for(vault)) as api:
         result = await api.search("sourdough starter feeding", top_k=5)
-        assert result["mode"] == "vector" and result["hits"]
+        assert result["mode"] == "hybrid" and result["hits"]
         for hit in result["hits"]:
             assert {"path", "title", "heading", "line_start", "line_end", "score", "text"} <= set(hit)
             assert (vault / hit["path"]).is_file()

@@ -88,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="retrieve passages without asking the chat model")
     p.add_argument("query", nargs="+")
     p.add_argument("--json", action="store_true", help='print {"hits": [...]}')
-    p.add_argument("--hybrid", action="store_true", help="fuse keyword and vector search")
+    p.add_argument(
+        "--mode",
+        choices=("hybrid", "vector"),
+        default="hybrid",
+        help="hybrid: keyword (BM25) and vector results fused (default); vector: vector search only",
+    )
     _add_filter_flags(p)
     _add_setting_flags(p, _FLAGS["search"])
 
@@ -108,8 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.add_argument("--split", default=None, help="only questions of this split (dev or heldout)")
     p.add_argument(
-        "--compare", action="store_true", help="also run the baseline (vector only) beside the configured retrieval"
+        "--compare",
+        action="store_true",
+        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid and "
+        "hybrid+graph side by side",
     )
+    p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid+graph)")
     _add_setting_flags(p, _FLAGS["eval"])
     return parser
 
@@ -320,7 +329,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     settings = services.settings
     from vask_server.services.search import RetrievalConfig
 
-    config = RetrievalConfig(mode="hybrid" if args.hybrid else "vector")
+    config = RetrievalConfig(mode=args.mode)
     result = await services.searcher.search(
         " ".join(args.query),
         top_k=settings.top_k,
@@ -368,8 +377,15 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _eval(args: argparse.Namespace, services: Services) -> int:
-    from vask_server.services.evaluate import EvalConfig, evaluate, report
-    from vask_server.services.search import RetrievalConfig
+    from vask_server.services.evaluate import (
+        COMPARE_CONFIGS,
+        DEFAULT_CONFIGS,
+        PRESETS,
+        evaluate,
+        preset,
+        report,
+        seed_index,
+    )
 
     path: Path = args.questions
     try:
@@ -379,13 +395,20 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     questions = parse_questions(lines, str(path))
     if args.split:
         questions = [q for q in questions if q.split == args.split]
-    settings = services.settings
-    configs = [EvalConfig("configured", RetrievalConfig(mode="vector"), settings.min_similarity)]
-    if args.compare:
-        configs.insert(0, EvalConfig("baseline", RetrievalConfig(mode="vector", per_note=99), 0.25))
+    names = COMPARE_CONFIGS if args.compare else DEFAULT_CONFIGS
+    if args.configs:
+        names = tuple(n.strip() for n in args.configs.split(",") if n.strip())
+    unknown = [n for n in names if n not in PRESETS]
+    if unknown:
+        raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
+    configs = [preset(name, services.settings.min_similarity) for name in names]
     reports = []
     for config in configs:
-        outcomes = await evaluate(services.searcher, questions, config)
+        if config.seed_index:
+            async with seed_index(services) as searcher:
+                outcomes = await evaluate(searcher, questions, config)
+        else:
+            outcomes = await evaluate(services.searcher, questions, config)
         reports.append(report(config, outcomes))
     if args.json:
         print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
@@ -408,6 +431,18 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
             f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
         )
+    for split in ("dev", "heldout"):
+        lines.append("")
+        lines.append(f"{split} split:")
+        for rep in reports:
+            o = rep["by_split"].get(split)
+            if o:
+                lines.append(
+                    f"  {rep['config']:<14}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.3f}"
+                    f"  hit@6 {o.get('hit@6', 0):.3f}"
+                    f"  MRR@10 {o['mrr@10']:.3f}  absent declined {o['absent_declined']}/{o['absent']}"
+                    f"  answerable declined {o['answerable_declined']}"
+                )
     for rep in reports:
         lines.append("")
         lines.append(f"by type ({rep['config']}):")

@@ -250,7 +250,14 @@ class Store:
         return rows
 
     async def text_search(
-        self, suffix: str, dimension: int, text: str, limit: int, where: str | None = None
+        self,
+        suffix: str,
+        dimension: int,
+        text: str,
+        limit: int,
+        where: str | None = None,
+        *,
+        with_vectors: bool = False,
     ) -> list[dict[str, Any]]:
         await self.ensure_fts(suffix, dimension)
         if f"chunks_{suffix}" not in self._fts_ready:
@@ -260,7 +267,8 @@ class Store:
         if where:
             query = query.where(where)
         try:
-            result = await query.select([*_HIT_COLUMNS, "_score"]).to_arrow()
+            columns = [*_HIT_COLUMNS, "_score", *(["vector"] if with_vectors else [])]
+            result = await query.select(columns).to_arrow()
         except Exception as exc:  # a query the FTS parser rejects is "no keyword hits", not a crash
             log.debug("full-text query %r failed: %s", text, exc)
             return []

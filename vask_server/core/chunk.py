@@ -25,6 +25,11 @@ class ChunkOptions:
     max_chars: int = 3000
     # A section with fewer tokens than this joins a neighbour when the two fit the budget.
     min_tokens: int = 48
+    # Embed table rows as "column: value" pairs: a Markdown grid of pipes reads poorly to a model.
+    tables_as_text: bool = True
+    # With tables as text, a table larger than this is split into row groups (the header repeated in
+    # each), so a question about one row meets a passage about a few rows, not a whole dashboard.
+    table_tokens: int = 100
 
 
 @dataclass
@@ -54,7 +59,7 @@ def chunk_note(note: Note, options: ChunkOptions | None = None) -> list[Chunk]:
     pieces: list[_Piece] = []
     for group in groups:
         pieces.extend(_split_to_budget(group, options))
-    return _finalise(note, pieces)
+    return _finalise(note, pieces, tables_as_text=options.tables_as_text)
 
 
 def _sections(note: Note) -> list[_Section]:
@@ -155,14 +160,20 @@ def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
     char_budget = max(200, options.max_chars - len(HEADING_SEPARATOR.join(section.heading_path)) - 2)
     units: list[list[tuple[int, str, str]]] = []
     for block in _blocks(section.lines):
-        units.extend(_fit_block(block, budget, char_budget))
+        is_table = all(kind == LINE_TABLE for _, _, kind in block)
+        block_budget = min(budget, options.table_tokens) if is_table and options.tables_as_text else budget
+        units.extend(_fit_block(block, block_budget, char_budget))
     pieces: list[_Piece] = []
     current: list[tuple[int, str, str]] = []
     tokens = chars = 0
     for unit in units:
         unit_tokens = sum(count_tokens(t) for _, t, _ in unit)
         unit_chars = sum(len(t) + 1 for _, t, _ in unit)
-        if current and (tokens + unit_tokens > budget or chars + unit_chars > char_budget):
+        row_group = options.tables_as_text and any(kind == _REPEATED_HEADER for _, _, kind in unit)
+        previous_group = options.tables_as_text and any(kind == _REPEATED_HEADER for _, _, kind in current)
+        if current and (
+            tokens + unit_tokens > budget or chars + unit_chars > char_budget or row_group or previous_group
+        ):
             pieces.append(_Piece(section.heading_path, section.anchor, current))
             current, tokens, chars = [], 0, 0
         current = current + unit
@@ -227,7 +238,7 @@ def _split_line(line: tuple[int, str, str], budget: int, char_budget: int) -> li
     return parts
 
 
-def _finalise(note: Note, pieces: list[_Piece]) -> list[Chunk]:
+def _finalise(note: Note, pieces: list[_Piece], *, tables_as_text: bool = True) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for ordinal, piece in enumerate(pieces):
@@ -236,7 +247,8 @@ def _finalise(note: Note, pieces: list[_Piece]) -> list[Chunk]:
             continue
         own_lines = [number for number, _, kind in piece.lines if kind != _REPEATED_HEADER]
         heading = HEADING_SEPARATOR.join(piece.heading_path)
-        embed_text = f"{heading}\n\n{text}"
+        body = _join(piece, tables_as_text=True) if tables_as_text else text
+        embed_text = f"{heading}\n\n{body}"
         content_hash = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()[:32]
         duplicate = seen.get(content_hash, 0)
         seen[content_hash] = duplicate + 1
@@ -259,19 +271,53 @@ def _finalise(note: Note, pieces: list[_Piece]) -> list[Chunk]:
     return chunks
 
 
-def _join(piece: _Piece) -> str:
+def _join(piece: _Piece, *, tables_as_text: bool = False) -> str:
     """Lines of a piece, dropping its own leading heading (it is in the heading path)."""
     lines = piece.lines
     if lines and lines[0][2] == LINE_HEADING and piece.anchor:
         lines = lines[1:]
     out: list[str] = []
-    for _, text, kind in lines:
+    table: list[str] = []
+    for _, text, kind in [*lines, (0, "", LINE_BLANK)]:
+        if kind in (LINE_TABLE, _REPEATED_HEADER):
+            table.append(text)
+            continue
+        if table:
+            out.extend(table_as_text(table) if tables_as_text else table)
+            table = []
         if kind == LINE_BLANK:
             if out and out[-1] != "":
                 out.append("")
             continue
         out.append(text)
     return "\n".join(out).strip()
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [cell.strip().replace("\\|", "|") for cell in inner.replace("\\|", "\x00").split("|")]
+
+
+def _is_separator(cells: list[str]) -> bool:
+    return all(cell and set(cell) <= set(":- ") for cell in cells)
+
+
+def table_as_text(lines: list[str]) -> list[str]:
+    """Markdown table rows as "column: value" lines, so each row reads as a sentence of facts."""
+    rows = [[c.replace("\x00", "|") for c in _cells(line)] for line in lines]
+    if len(rows) < 2 or not _is_separator(rows[1]):
+        return lines  # no header row: keep as written
+    header = rows[0]
+    out = []
+    for row in rows[2:]:
+        if _is_separator(row):
+            continue
+        pairs = [f"{name}: {value}" if name else value for name, value in zip(header, row, strict=False) if value]
+        if pairs:
+            out.append("; ".join(pairs) + ".")
+    return out
 
 
 def _link_safe(heading: str) -> str:

@@ -55,6 +55,7 @@ class Chunk:
     embed_text: str  # heading path + text: what the model embeds
     hash: str  # content hash of embed_text: equal hashes share one vector
     ordinal: int  # position within the note
+    kind: str = "chunk"  # "chunk", or "note" for the note-level record
 
     @property
     def heading(self) -> str:
@@ -72,9 +73,10 @@ class Hit:
     anchor: str
     line_start: int
     line_end: int
-    score: float
+    score: float  # what the ranking used: cosine (vector mode) or fused relevance scaled to 0-1 (hybrid)
     text: str
     tags: tuple[str, ...] = ()
+    similarity: float | None = None  # cosine to the question, when known
 
     @property
     def link(self) -> str:
@@ -93,6 +95,7 @@ class Hit:
             line_start=self.line_start,
             line_end=self.line_end,
             score=round(self.score, 4),
+            similarity=None if self.similarity is None else round(self.similarity, 4),
             link=self.link,
         )
         return out

@@ -17,10 +17,13 @@ CHUNKER_VERSION = 1
 class IndexOptions:
     chunking: ChunkOptions = field(default_factory=ChunkOptions)
     max_note_bytes: int = 2_000_000
+    note_records: bool = True  # one extra record per note: title, aliases, tags, headings, opening
 
     def fingerprint(self) -> str:
         """Changes whenever chunks would come out differently: then every note is re-chunked."""
-        return json.dumps({"v": CHUNKER_VERSION, **asdict(self.chunking)}, sort_keys=True)
+        return json.dumps(
+            {"v": CHUNKER_VERSION, "note_records": self.note_records, **asdict(self.chunking)}, sort_keys=True
+        )
 
 
 class Stamped(Protocol):

@@ -49,7 +49,7 @@ def filters_to_where(filters: Filters | None) -> str | None:
     return " AND ".join(clauses)
 
 
-def row_to_hit(row: dict[str, Any], score: float) -> Hit:
+def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = None) -> Hit:
     return Hit(
         chunk_id=row["id"],
         path=row["path"],
@@ -59,6 +59,7 @@ def row_to_hit(row: dict[str, Any], score: float) -> Hit:
         line_start=int(row.get("line_start") or 0),
         line_end=int(row.get("line_end") or 0),
         score=float(score),
+        similarity=similarity,
         text=row.get("text") or "",
         tags=tuple(row.get("tags") or ()),
     )
@@ -67,8 +68,9 @@ def row_to_hit(row: dict[str, Any], score: float) -> Hit:
 @dataclass
 class Ranked:
     row: dict[str, Any]
-    similarity: float | None = None  # cosine, when the vector search saw it
+    similarity: float | None = None  # cosine to the question
     keyword: float | None = None  # BM25, when the full-text search saw it
+    keyword_rank: int | None = None
     fused: float = 0.0
     sources: set[str] = field(default_factory=set)
 
@@ -91,9 +93,49 @@ def fuse(
     for rank, row in enumerate(text_rows, start=1):
         item = ranked.setdefault(row["id"], Ranked(row))
         item.keyword = float(row["score"])
+        item.keyword_rank = rank
+        if item.similarity is None and "similarity" in row:
+            item.similarity = float(row["similarity"])
         item.fused += text_weight / (k + rank)
         item.sources.add("keyword")
     return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)
+
+
+def graph_boost(
+    ranked: list[Ranked],
+    graph: dict[str, set[str]],
+    *,
+    seeds: int = 3,
+    weight: float = 0.3,
+    min_links: int = 1,
+) -> list[Ranked]:
+    """Notes linked to or from the strongest hits move up, by a bounded amount.
+
+    Each of the top `seeds` notes lends its neighbours `weight` × its own score, divided by its
+    rank; a note's boost never exceeds `weight` × the best score, so links reorder close calls
+    but cannot lift an unrelated note over a clear match.
+    """
+    if not ranked:
+        return ranked
+    note_best: dict[str, float] = {}
+    for item in ranked:
+        path = item.row["path"]
+        note_best[path] = max(note_best.get(path, 0.0), item.fused)
+    top_notes = sorted(note_best, key=lambda p: note_best[p], reverse=True)[:seeds]
+    cap = weight * note_best[top_notes[0]]
+    boost: dict[str, float] = {}
+    links: dict[str, int] = {}
+    for rank, seed in enumerate(top_notes, start=1):
+        for neighbour in graph.get(seed, ()):
+            if neighbour in note_best:
+                boost[neighbour] = boost.get(neighbour, 0.0) + weight * note_best[seed] / rank
+                links[neighbour] = links.get(neighbour, 0) + 1
+    boost = {note: value for note, value in boost.items() if links[note] >= min_links}
+    if not boost:
+        return ranked
+    for item in ranked:
+        item.fused += min(cap, boost.get(item.row["path"], 0.0))
+    return sorted(ranked, key=lambda r: r.fused, reverse=True)
 
 
 def distinct_notes(hits: Iterable[Hit]) -> list[str]:

@@ -1,14 +1,28 @@
-"""`vask eval`: run the questions through one or more retrieval configurations, side by side."""
+"""`vask eval`: run the questions through retrieval configurations side by side, in one run.
+
+The "baseline" is the seed design (heading chunks embedded as written, vector search only, top-6,
+a fixed 0.25 threshold): it is built into a temporary index beside the real one, with the same
+embedding model, so the comparison is made on the same machine, model and questions.
+"""
 
 from __future__ import annotations
 
+import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.store import Store
+from vask_server.core.chunk import ChunkOptions
 from vask_server.core.metrics import Outcome, Question, summarise
+from vask_server.core.plan import IndexOptions
 from vask_server.core.retrieve import distinct_notes
+from vask_server.services.context import Services
+from vask_server.services.indexer import Indexer
 from vask_server.services.search import RetrievalConfig, Searcher
 
 RANK_DEPTH = 10
@@ -19,18 +33,65 @@ class EvalConfig:
     name: str
     retrieval: RetrievalConfig
     min_similarity: float
+    top_k: int = RANK_DEPTH
+    seed_index: bool = False  # search the temporary seed-style index instead of the real one
+
+
+PRESETS: dict[str, EvalConfig] = {
+    "baseline": EvalConfig(
+        "baseline",
+        RetrievalConfig(mode="vector", note_records=False, graph=False, decline="fixed", per_note=1),
+        0.25,
+        top_k=6,
+        seed_index=True,
+    ),
+    "vector": EvalConfig("vector", RetrievalConfig(mode="vector", per_note=1), 0.25),
+    "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid", per_note=1), 0.25),
+    "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True, per_note=1), 0.25),
+}
+DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
+COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid+graph")
+
+
+def preset(name: str, min_similarity: float) -> EvalConfig:
+    config = PRESETS[name]
+    return config if config.seed_index else replace(config, min_similarity=min_similarity)
 
 
 async def evaluate(searcher: Searcher, questions: Sequence[Question], config: EvalConfig) -> list[Outcome]:
+    """Each question is searched as `vask ask` would, to a depth of ten distinct notes."""
     outcomes: list[Outcome] = []
-    ranking = RetrievalConfig(mode=config.retrieval.mode, per_note=1, candidates=config.retrieval.candidates)
     for question in questions:
-        # The ranking is judged on its own (no threshold); the decline uses the configured threshold.
-        ranked = await searcher.search(question.question, top_k=RANK_DEPTH, min_similarity=0.0, config=ranking)
-        best = ranked.best_similarity
-        declined = best is None or best < config.min_similarity
-        outcomes.append(Outcome(question, tuple(distinct_notes(ranked.hits))[:RANK_DEPTH], declined))
+        result = await searcher.search(
+            question.question, top_k=config.top_k, min_similarity=config.min_similarity, config=config.retrieval
+        )
+        outcomes.append(Outcome(question, tuple(distinct_notes(result.hits))[:RANK_DEPTH], result.declined))
     return outcomes
+
+
+@asynccontextmanager
+async def seed_index(services: Services) -> AsyncIterator[Searcher]:
+    """The seed design's index (no table text, no note records), built beside the real one."""
+    active = services.searcher.active()
+    with tempfile.TemporaryDirectory(prefix="vask-eval-seed-") as folder:
+        store = await Store.open(Path(folder))
+        embedder = Embedder(
+            services.gateway,
+            active.model,
+            batch_size=services.settings.embed_batch_size,
+            concurrency=services.settings.embed_concurrency,
+        )
+        options = IndexOptions(
+            chunking=ChunkOptions(
+                max_tokens=services.settings.chunk_tokens,
+                max_chars=services.settings.chunk_max_chars,
+                tables_as_text=False,
+            ),
+            max_note_bytes=services.settings.max_note_bytes,
+            note_records=False,
+        )
+        await Indexer(services.vault, store, embedder, options).sync()
+        yield Searcher(store, services.gateway)
 
 
 def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -67,6 +128,12 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
             )
     return {
         "config": config.name,
+        "settings": {
+            "retrieval": config.retrieval.__dict__,
+            "min_similarity": config.min_similarity,
+            "top_k": config.top_k,
+            "seed_index": config.seed_index,
+        },
         "overall": summarise(outcomes).to_dict(),
         "by_split": {name: summarise(items).to_dict() for name, items in sorted(by_split.items())},
         "by_type": {name: summarise(items).to_dict() for name, items in sorted(by_type.items())},

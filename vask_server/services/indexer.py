@@ -25,6 +25,7 @@ from vask_server.adapters.snapshot import clear_snapshot, save_snapshot
 from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, table_suffix
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault
 from vask_server.core.chunk import chunk_note
+from vask_server.core.describe import note_record
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note
@@ -198,6 +199,9 @@ class Indexer:
                 item.note = note
                 item.warnings.extend(note.warnings)
                 item.chunks = chunk_note(note, self.options.chunking)
+                record = note_record(note) if self.options.note_records else None
+                if record is not None:
+                    item.chunks.append(record)
             except Exception as exc:  # a parser bug must cost one note, not the whole sync
                 log.exception("could not parse %s", path)
                 item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
@@ -276,7 +280,7 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
                     "line_start": chunk.line_start,
                     "line_end": chunk.line_end,
                     "ordinal": chunk.ordinal,
-                    "kind": "chunk",
+                    "kind": chunk.kind,
                     "hash": chunk.hash,
                     "text": chunk.text,
                     "search_text": f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}",

@@ -1,26 +1,58 @@
-"""Question → ranked hits from the active index. Falls back to keyword search when Ollama is down."""
+"""Question → ranked hits from the active index. Falls back to keyword search when Ollama is down.
+
+Configurable so `vask eval` can compare variants side by side: vector-only or hybrid (vector + BM25
+fused by reciprocal rank), with or without note-level records, with or without the link graph, and
+a fixed or a calibrated threshold for saying "not in your notes".
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
-from vask_server.core.retrieve import Filters, filters_to_where, fuse, limit_per_note, row_to_hit
+from vask_server.core.retrieve import (
+    RRF_K,
+    Filters,
+    Ranked,
+    filters_to_where,
+    fuse,
+    graph_boost,
+    limit_per_note,
+    row_to_hit,
+)
 from vask_server.errors import ModelMissing, NotIndexed, OllamaUnavailable
 
 log = logging.getLogger(__name__)
+
+_BACKGROUND_SAMPLE = 512
 
 
 @dataclass(frozen=True)
 class RetrievalConfig:
     """How to retrieve; eval compares configurations side by side."""
 
-    mode: str = "vector"  # "vector" or "hybrid"
+    mode: str = "hybrid"  # "vector" or "hybrid"
+    note_records: bool = True  # also match note-level records (title, aliases, headings, opening)
+    # Boost notes linked to and from the strongest hits. Off by default: on sample_vault it lowered
+    # hit@1 at every weight tried (docs/EVALUATION.md); kept as a measured option.
+    graph: bool = False
+    graph_weight: float = 0.05
+    graph_seeds: int = 5
+    graph_min_links: int = 2  # a note must be linked with this many of the seeds (co-citation)
     per_note: int = 2  # chunks of one note among the results at most
     candidates: int = 50  # rows fetched from each list before ranking
+    # "fixed": decline when the best cosine is under min_similarity. "calibrated": decline when the
+    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between random
+    # pairs of the index's own chunks: a scale each embedding model sets for itself (all-minilm's
+    # unrelated texts sit near 0.2, mxbai-embed-large's far higher), so no one number fits all models.
+    decline: str = "calibrated"
+    decline_sigmas: float = 0.5
 
 
 @dataclass
@@ -29,6 +61,8 @@ class SearchResult:
     mode: str  # what actually ran: "vector", "hybrid" or "keyword" (the fallback)
     notice: str | None = None
     best_similarity: float | None = None
+    evidence_threshold: float | None = None  # the calibrated cosine below which the search declines
+    declined: bool = False
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -39,12 +73,23 @@ class ActiveIndex:
     suffix: str
 
 
+@dataclass
+class _IndexCache:
+    """Per index version: a background sample of vectors and the link graph."""
+
+    version: str
+    pair_mean: float  # similarity of random pairs of chunks: the model's "unrelated" level
+    pair_std: float
+    graph: dict[str, set[str]]
+
+
 class Searcher:
     def __init__(self, store: Store, gateway: OllamaGateway, config: RetrievalConfig | None = None) -> None:
         self.store = store
         self.gateway = gateway
         self.config = config or RetrievalConfig()
         self._embedders: dict[str, Embedder] = {}
+        self._cache: _IndexCache | None = None
 
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
@@ -60,6 +105,29 @@ class Searcher:
             self._embedders[model] = Embedder(self.gateway, model, batch_size=1, concurrency=1)
         return self._embedders[model]
 
+    async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
+        version = f"{index.suffix}@{self.store.read_meta().last_sync}"
+        if self._cache is None or self._cache.version != version:
+            rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["vector"], where="kind = 'chunk'")
+            matrix = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            matrix = matrix.reshape(rows.num_rows, index.dimension)
+            if rows.num_rows > _BACKGROUND_SAMPLE:
+                picks = np.random.default_rng(0).choice(rows.num_rows, _BACKGROUND_SAMPLE, replace=False)
+                matrix = matrix[np.sort(picks)]
+            pairs = (matrix @ matrix.T)[np.triu_indices(matrix.shape[0], 1)]
+            pair_mean = float(pairs.mean()) if pairs.size else 0.0
+            pair_std = float(pairs.std()) if pairs.size else 0.0
+            manifest = await self.store.manifest(index.suffix)
+            graph: dict[str, set[str]] = {path: set() for path in manifest}
+            for record in manifest.values():
+                for link in json.loads(record.links or "[]"):
+                    target = link.get("resolved")
+                    if target and target != record.path and target in graph:
+                        graph[record.path].add(target)
+                        graph[target].add(record.path)
+            self._cache = _IndexCache(version, pair_mean, pair_std, graph)
+        return self._cache
+
     async def search(
         self,
         query: str,
@@ -71,7 +139,8 @@ class Searcher:
     ) -> SearchResult:
         config = config or self.config
         index = self.active()
-        where = filters_to_where(filters)
+        clauses = [c for c in (filters_to_where(filters), None if config.note_records else "kind = 'chunk'") if c]
+        where = " AND ".join(f"({c})" for c in clauses) or None
         try:
             vector = (await self._embedder(index.model).embed([query]))[0]
         except (OllamaUnavailable, ModelMissing) as exc:
@@ -83,18 +152,50 @@ class Searcher:
                 "keyword",
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
-        vector_rows = await self.store.vector_search(
-            index.suffix, index.dimension, vector, max(config.candidates, top_k * 4), where
-        )
-        best = max((float(r["score"]) for r in vector_rows), default=None)
+        limit = max(config.candidates, top_k * 4)
+        vector_rows = await self.store.vector_search(index.suffix, index.dimension, vector, limit, where)
+        text_rows = []
         if config.mode == "hybrid":
-            text_rows = await self.store.text_search(index.suffix, index.dimension, query, config.candidates, where)
-            ranked = fuse(vector_rows, text_rows)
-            hits = [
-                row_to_hit(r.row, r.similarity if r.similarity is not None else 0.0)
-                for r in ranked
-                if (r.similarity or 0.0) >= min_similarity or r.keyword is not None
-            ]
-        else:
-            hits = [row_to_hit(row, row["score"]) for row in vector_rows if row["score"] >= min_similarity]
-        return SearchResult(limit_per_note(hits, top_k, config.per_note), config.mode, best_similarity=best)
+            text_rows = await self.store.text_search(
+                index.suffix, index.dimension, query, config.candidates, where, with_vectors=True
+            )
+            for row in text_rows:  # every candidate gets a cosine, so one threshold speaks for all
+                row["similarity"] = float(np.dot(vector, np.asarray(row.pop("vector"), dtype=np.float32)))
+        ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [])
+        cache = await self._index_cache(index)
+        if config.graph:
+            ranked = graph_boost(
+                ranked,
+                cache.graph,
+                seeds=config.graph_seeds,
+                weight=config.graph_weight,
+                min_links=config.graph_min_links,
+            )
+        best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
+        threshold = min_similarity
+        if config.decline == "calibrated" and cache.pair_std > 0:
+            threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
+        declined = best is None or best < threshold
+        hits = [] if declined else _passing(ranked, min_similarity, hybrid=config.mode == "hybrid")
+        declined = declined or not hits
+        return SearchResult(
+            limit_per_note(hits, top_k, config.per_note),
+            config.mode,
+            best_similarity=best,
+            evidence_threshold=threshold,
+            declined=declined,
+        )
+
+
+def _passing(ranked: list[Ranked], min_similarity: float, *, hybrid: bool) -> list[Hit]:
+    """Passages good enough to show: similar enough, or among the strongest keyword matches
+    (an exact rare term, like an alias, can matter more than a vector's opinion)."""
+    best_possible = 2.0 / (RRF_K + 1)  # first in both lists
+    hits = []
+    for item in ranked:
+        similarity = item.similarity if item.similarity is not None else 0.0
+        strong_keyword = item.keyword_rank is not None and item.keyword_rank <= 3
+        if similarity >= min_similarity or strong_keyword:
+            score = min(1.0, item.fused / best_possible) if hybrid else similarity
+            hits.append(row_to_hit(item.row, score, similarity))
+    return hits

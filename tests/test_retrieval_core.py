@@ -1,0 +1,119 @@
+"""Pure ranking pieces: fusion, graph boost, table text, note records, metrics."""
+
+from vask_server.core.chunk import ChunkOptions, chunk_note, table_as_text
+from vask_server.core.describe import describe, is_hub, note_record
+from vask_server.core.metrics import Outcome, Question, parse_questions, summarise
+from vask_server.core.parse import parse_note
+from vask_server.core.retrieve import Filters, filters_to_where, fuse, graph_boost, limit_per_note, row_to_hit
+
+
+def row(id_: str, path: str, score: float = 0.5) -> dict:
+    return {"id": id_, "path": path, "score": score, "title": path, "text": ""}
+
+
+def test_reciprocal_rank_fusion_rewards_agreement():
+    vector = [row("a", "A.md", 0.9), row("b", "B.md", 0.8), row("c", "C.md", 0.7)]
+    keyword = [row("c", "C.md", 12.0), row("d", "D.md", 9.0)]
+    ranked = fuse(vector, keyword)
+    assert [r.row["id"] for r in ranked][:2] == ["c", "a"]  # c is in both lists
+    c = ranked[0]
+    assert c.similarity == 0.7 and c.keyword == 12.0 and c.keyword_rank == 1
+    assert ranked[-1].row["id"] == "d" and ranked[-1].similarity is None
+
+
+def test_graph_boost_is_bounded_and_needs_co_citation():
+    # "a" is first in both lists: a clear best; b, x and n are close calls
+    ranked = fuse([row("a", "A.md"), row("b", "B.md"), row("x", "X.md"), row("n", "N.md")], [row("a", "A.md")])
+    graph = {"A.md": {"N.md"}, "B.md": {"N.md"}, "X.md": set(), "N.md": {"A.md", "B.md"}}
+    boosted = graph_boost(ranked, graph, seeds=3, weight=0.05, min_links=2)
+    order = [r.row["id"] for r in boosted]
+    assert order.index("n") < order.index("x")  # linked from two strong hits: moves up
+    assert order[0] == "a"  # but never over the clear best
+    only_one = graph_boost(
+        fuse([row("a", "A.md"), row("x", "X.md"), row("n", "N.md")], []), {"A.md": {"N.md"}}, weight=0.05, min_links=2
+    )
+    assert [r.row["id"] for r in only_one] == ["a", "x", "n"]
+
+
+def test_filters_escape_user_values():
+    where = filters_to_where(Filters(folders=("O'Brien/",), tags=("#Health",), paths=("a'b.md",)))
+    assert "starts_with(path, 'O''Brien/')" in where
+    assert "array_has_any(tags, ['health'])" in where and "path IN ('a''b.md')" in where
+    assert filters_to_where(Filters()) is None
+
+
+def test_limit_per_note_keeps_the_best_chunks_of_each_note():
+    hits = [row_to_hit(row(str(i), p), 1.0 - i / 10) for i, p in enumerate(["A.md", "A.md", "A.md", "B.md"])]
+    assert [h.chunk_id for h in limit_per_note(hits, 10, 2)] == ["0", "1", "3"]
+
+
+def test_tables_read_as_column_value_sentences():
+    lines = ["| Area | Status | Next action |", "| --- | :-: | --- |", "| Homelab | Blocked | Wait for the SSD |"]
+    assert table_as_text(lines) == ["Area: Homelab; Status: Blocked; Next action: Wait for the SSD."]
+    assert table_as_text(["| just | pipes |"]) == ["| just | pipes |"]
+
+
+def test_large_tables_become_row_groups_that_repeat_the_header():
+    text = "## Log\n\n| date | km | note |\n|---|---|---|\n" + "".join(
+        f"| 2026-03-{i:02d} | {i} | easy run along the canal with a few strides |\n" for i in range(1, 25)
+    )
+    chunks = chunk_note(parse_note("Running log.md", text), ChunkOptions(table_tokens=100))
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk.text.startswith("| date | km | note |")
+        assert "date: 2026-03-" in chunk.embed_text and "|" not in chunk.embed_text.split("\n\n", 1)[1]
+    seed = chunk_note(parse_note("Running log.md", text), ChunkOptions(tables_as_text=False))
+    assert len(seed) < len(chunks) and "| 2026-03-01 |" in seed[0].embed_text
+
+
+def test_note_record_describes_the_note_as_a_whole():
+    note = parse_note(
+        "Books/Salt Fat Acid Heat.md",
+        "---\naliases: [SFAH]\ntags: [books, cooking]\n---\n# Salt Fat Acid Heat\n\nSamin Nosrat's book on the "
+        "four elements of cooking.\n\n## Takeaways\n\nSalt early.\n",
+    )
+    text = describe(note)
+    assert "Also called: SFAH" in text and "Tags: books, cooking" in text and "Sections: Takeaways" in text
+    assert "four elements of cooking" in text
+    record = note_record(note)
+    assert record is not None and record.kind == "note" and record.anchor == "" and record.line_start == 1
+
+
+def test_hub_notes_get_a_description_from_their_link_labels():
+    hub = parse_note(
+        "Books MOC.md", "# Books\n\n" + "".join(f"- [[Book {i}|Productivity book {i}]]\n" for i in range(8))
+    )
+    assert is_hub(hub)
+    assert "A hub note linking to: Productivity book 0; Productivity book 1" in describe(hub)
+    prose = parse_note("Essay.md", "# Essay\n\n" + "Long prose about many things. " * 40 + "See [[Other]].")
+    assert not is_hub(prose)
+
+
+def test_metrics_count_distinct_notes_and_declines():
+    questions = parse_questions(
+        [
+            '{"id": "1", "question": "a", "expected": ["A.md"], "type": "direct"}',
+            '{"id": "2", "question": "b", "expected": ["B.md", "C.md"], "type": "cross"}',
+            '{"id": "3", "question": "c", "expected": [], "type": "absent"}',
+        ]
+    )
+    outcomes = [
+        Outcome(questions[0], ("A.md", "X.md"), False),
+        Outcome(questions[1], ("X.md", "Y.md", "C.md"), False),
+        Outcome(questions[2], (), True),
+    ]
+    summary = summarise(outcomes)
+    assert summary.hits[1] == 0.5 and summary.hits[3] == 1.0
+    assert abs(summary.mrr - (1 + 1 / 3) / 2) < 1e-9
+    assert summary.absent == 1 and summary.absent_declined == 1 and summary.answerable_declined == 0
+
+
+def test_bad_question_lines_are_reported_with_their_line_number():
+    import pytest
+
+    from vask_server.errors import BadRequest
+
+    with pytest.raises(BadRequest) as caught:
+        parse_questions(['{"id": "1", "question": "a"}', "not json"], "q.jsonl")
+    assert "q.jsonl:2" in caught.value.message
+    assert Question("x", "q", (), "absent").absent
