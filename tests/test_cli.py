@@ -101,7 +101,8 @@ def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path)
     questions.write_text(
         '{"id": "s1", "question": "How do I feed my sourdough starter?", '
         '"expected": ["02 Areas/Cooking/Sourdough starter log.md"], "type": "direct", "split": "dev"}\n'
-        '{"id": "s2", "question": "zebra quantum chromodynamics", "expected": [], "type": "absent", "split": "heldout"}\n'
+        '{"id": "s2", "question": "zebra quantum chromodynamics", "expected": [], '
+        '"type": "absent", "split": "heldout"}\n'
     )
     run(capsys, "index", "--vault", str(vault), "--quiet")
     code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--compare", "--json")

@@ -117,3 +117,13 @@ def test_bad_question_lines_are_reported_with_their_line_number():
         parse_questions(['{"id": "1", "question": "a"}', "not json"], "q.jsonl")
     assert "q.jsonl:2" in caught.value.message
     assert Question("x", "q", (), "absent").absent
+
+
+def test_an_exact_match_of_every_content_word_counts_as_evidence():
+    from vask_server.core.retrieve import covers_query
+
+    row_ = {"title": "Homelab", "heading": "Homelab > Disks", "text": "The SSD RMA ticket is 88213."}
+    assert covers_query(row_, "What is the RMA ticket for the homelab SSD?")
+    assert covers_query(row_, "88213")
+    assert not covers_query(row_, "What guitar practice routine did I set up?")
+    assert not covers_query(row_, "what is it?")  # no content words: no evidence

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,29 @@ def filters_to_where(filters: Filters | None) -> str | None:
     if filters.paths:
         clauses.append(f"path IN ({', '.join(_literal(p) for p in filters.paths)})")
     return " AND ".join(clauses)
+
+
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    "a an the and or but of to in on at for with about from by as is are was were be been being do does did "
+    "have has had what which who whom whose when where why how i me my mine we our you your it its this that "
+    "these those there their they them he she his her so if not no can could would should will just any all "
+    "some".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in (m.lower() for m in _WORD_RE.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
+
+
+def covers_query(row: dict[str, Any], query: str) -> bool:
+    """Every content word of the query appears in the passage (title and heading included): exact
+    evidence, such as a rare name or code, that a low cosine should not overrule."""
+    wanted = content_words(query)
+    if not wanted:
+        return False
+    have = content_words(" ".join(str(row.get(k) or "") for k in ("title", "heading", "text")))
+    return wanted <= have
 
 
 def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = None) -> Hit:

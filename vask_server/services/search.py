@@ -20,6 +20,7 @@ from vask_server.core.retrieve import (
     RRF_K,
     Filters,
     Ranked,
+    covers_query,
     filters_to_where,
     fuse,
     graph_boost,
@@ -48,11 +49,11 @@ class RetrievalConfig:
     per_note: int = 2  # chunks of one note among the results at most
     candidates: int = 50  # rows fetched from each list before ranking
     # "fixed": decline when the best cosine is under min_similarity. "calibrated": decline when the
-    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between random
-    # pairs of the index's own chunks: a scale each embedding model sets for itself (all-minilm's
+    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between chunks
+    # of different notes of the index: a scale each embedding model sets for itself (all-minilm's
     # unrelated texts sit near 0.2, mxbai-embed-large's far higher), so no one number fits all models.
     decline: str = "calibrated"
-    decline_sigmas: float = 0.5
+    decline_sigmas: float = 0.7
 
 
 @dataclass
@@ -108,13 +109,22 @@ class Searcher:
     async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
         version = f"{index.suffix}@{self.store.read_meta().last_sync}"
         if self._cache is None or self._cache.version != version:
-            rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["vector"], where="kind = 'chunk'")
+            rows = await self.store.all_chunk_rows(
+                index.suffix, index.dimension, ["path", "vector"], where="kind = 'chunk'"
+            )
             matrix = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
             matrix = matrix.reshape(rows.num_rows, index.dimension)
-            if rows.num_rows > _BACKGROUND_SAMPLE:
-                picks = np.random.default_rng(0).choice(rows.num_rows, _BACKGROUND_SAMPLE, replace=False)
-                matrix = matrix[np.sort(picks)]
-            pairs = (matrix @ matrix.T)[np.triu_indices(matrix.shape[0], 1)]
+            # One random chunk per note, so that pairs are between different notes and one long
+            # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
+            rng = np.random.default_rng(0)
+            by_note: dict[str, list[int]] = {}
+            for row_number, path in enumerate(rows["path"].to_pylist()):
+                by_note.setdefault(path, []).append(row_number)
+            picks = [int(rng.choice(numbers)) for numbers in by_note.values()]
+            if len(picks) > _BACKGROUND_SAMPLE:
+                picks = [int(p) for p in rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)]
+            sample = matrix[sorted(picks)]
+            pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
             pair_mean = float(pairs.mean()) if pairs.size else 0.0
             pair_std = float(pairs.std()) if pairs.size else 0.0
             manifest = await self.store.manifest(index.suffix)
@@ -175,7 +185,8 @@ class Searcher:
         threshold = min_similarity
         if config.decline == "calibrated" and cache.pair_std > 0:
             threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
-        declined = best is None or best < threshold
+        exact = any(covers_query(row, query) for row in text_rows[:3])
+        declined = best is None or (best < threshold and not exact)
         hits = [] if declined else _passing(ranked, min_similarity, hybrid=config.mode == "hybrid")
         declined = declined or not hits
         return SearchResult(
