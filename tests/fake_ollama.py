@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import math
+import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -87,7 +88,11 @@ class FakeOllama:
     embed_models: dict[str, int] = field(default_factory=lambda: {EMBED_MODEL: DIMENSION})
     chat_models: set[str] = field(default_factory=lambda: {CHAT_MODEL})
     fail_next: int = 0  # answer this many embed/chat calls with HTTP 500
+    fail_rate: float = 0.0  # and this share of the others (seeded, so runs repeat)
+    failures: int = 0
     delay: float = 0.0  # seconds added to every embed/chat call
+    slow_next: int = 0  # this many embed/chat calls take `slow_seconds` (to outlast a client timeout)
+    slow_seconds: float = 0.0
     token_delay: float = 0.0  # seconds between streamed chat tokens
     chat_reply: str | None = None  # a fixed answer instead of the extractive one
     embed_calls: int = 0
@@ -97,6 +102,9 @@ class FakeOllama:
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     chat_streams_cancelled: int = 0
     chat_streams_completed: int = 0
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(1234)
 
     def reset_counters(self) -> None:
         self.embed_calls = self.embed_inputs = self.chat_calls = 0
@@ -129,8 +137,12 @@ class FakeOllama:
     async def _maybe_fail(self) -> web.Response | None:
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.fail_next > 0:
-            self.fail_next -= 1
+        if self.slow_next > 0:
+            self.slow_next -= 1
+            await asyncio.sleep(self.slow_seconds)
+        if self.fail_next > 0 or (self.fail_rate and self._rng.random() < self.fail_rate):
+            self.fail_next = max(0, self.fail_next - 1)
+            self.failures += 1
             return web.json_response({"error": "fake failure"}, status=500)
         return None
 
@@ -241,16 +253,18 @@ class FakeOllama:
 
     async def _control(self, request: web.Request) -> web.Response:
         body = await request.json()
-        for key in ("fail_next", "delay", "token_delay", "chat_reply"):
+        for key in ("fail_next", "fail_rate", "delay", "token_delay", "chat_reply"):
             if key in body:
                 setattr(self, key, body[key])
+        if "embed_models" in body:
+            self.embed_models = {str(k): int(v) for k, v in body["embed_models"].items()}
         if body.get("reset"):
             self.reset_counters()
         return web.json_response({"ok": True})
 
 
-async def _serve(port: int) -> None:
-    fake = FakeOllama()
+async def _serve(port: int, delay: float = 0.0) -> None:
+    fake = FakeOllama(delay=delay)
     runner = web.AppRunner(fake.app())
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
@@ -263,9 +277,10 @@ async def _serve(port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="A fake Ollama server for tests.")
     parser.add_argument("--port", type=int, default=11555)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds added to every embed/chat call")
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args.port))
+        asyncio.run(_serve(args.port, args.delay))
 
 
 if __name__ == "__main__":

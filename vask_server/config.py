@@ -243,7 +243,7 @@ def validate(settings: Settings) -> None:
         (settings.embed_batch_size >= 1, "embed_batch_size must be at least 1"),
         (settings.embed_concurrency >= 1, "embed_concurrency must be at least 1"),
         (settings.ollama_retries >= 0, "ollama_retries must not be negative"),
-        (0 < settings.port < 65536, "port must be between 1 and 65535"),
+        (0 <= settings.port < 65536, "port must be between 0 (any free port) and 65535"),
     ]
     for ok, message in checks:
         if not ok:

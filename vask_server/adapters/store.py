@@ -172,6 +172,11 @@ class Store:
                 found[content_hash] = vectors[row]
         return found
 
+    async def chunk_paths(self, suffix: str, dimension: int) -> set[str]:
+        table = await self.chunks(suffix, dimension)
+        result = await table.query().select(["path"]).to_arrow()
+        return set(result["path"].to_pylist())
+
     async def count_chunks(self, suffix: str, dimension: int) -> int:
         return int(await (await self.chunks(suffix, dimension)).count_rows())
 

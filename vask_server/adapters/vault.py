@@ -71,7 +71,7 @@ class Vault:
                         continue
                     relative = self.relative(Path(entry.path))
                     if entry.is_symlink() and not self._inside(Path(entry.path)):
-                        if relative.lower().endswith(".md"):
+                        if relative.lower().endswith(".md") or entry.is_dir(follow_symlinks=True):
                             problems[relative] = "symlink that points outside the vault: not followed"
                         continue
                     info = entry.stat(follow_symlinks=True)

@@ -8,6 +8,7 @@ repeats its header row in each piece). The heading path goes in front of the emb
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -17,6 +18,10 @@ from vask_server.core.tokens import count_tokens
 
 HEADING_SEPARATOR = " > "
 _REPEATED_HEADER = "table-header"  # a table's header copied into a later piece: not new content
+
+# Chunking asks for the token count of the same line several times (section sizes, merging, packing):
+# counted once, then remembered. Bounded, so a long sync does not keep every line it has seen.
+_line_tokens = functools.lru_cache(maxsize=8192)(count_tokens)
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class _Section:
 
     @property
     def body_tokens(self) -> int:
-        return sum(count_tokens(text) for _, text, kind in self.lines if kind != LINE_HEADING)
+        return sum(_line_tokens(text) for _, text, kind in self.lines if kind != LINE_HEADING)
 
 
 @dataclass
@@ -110,7 +115,7 @@ def _merge_small(sections: list[_Section], options: ChunkOptions) -> list[_Secti
 
 
 def _all_tokens(section: _Section) -> int:
-    return sum(count_tokens(text) for _, text, _ in section.lines)
+    return sum(_line_tokens(text) for _, text, _ in section.lines)
 
 
 def _prefix_tokens(heading_path: tuple[str, ...]) -> int:
@@ -167,7 +172,7 @@ def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
     current: list[tuple[int, str, str]] = []
     tokens = chars = 0
     for unit in units:
-        unit_tokens = sum(count_tokens(t) for _, t, _ in unit)
+        unit_tokens = sum(_line_tokens(t) for _, t, _ in unit)
         unit_chars = sum(len(t) + 1 for _, t, _ in unit)
         row_group = options.tables_as_text and any(kind == _REPEATED_HEADER for _, _, kind in unit)
         previous_group = options.tables_as_text and any(kind == _REPEATED_HEADER for _, _, kind in current)
@@ -186,7 +191,7 @@ def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
 
 def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int) -> list[list[tuple[int, str, str]]]:
     """A block that fits stays whole; otherwise split by lines, tables repeating their header."""
-    tokens = sum(count_tokens(t) for _, t, _ in block)
+    tokens = sum(_line_tokens(t) for _, t, _ in block)
     chars = sum(len(t) + 1 for _, t, _ in block)
     if tokens <= budget and chars <= char_budget:
         return [block]
@@ -194,14 +199,14 @@ def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int)
     header = block[:2] if is_table and len(block) > 2 else []
     rows = block[len(header) :]
     repeated = [(number, text, _REPEATED_HEADER) for number, text, _ in header]
-    header_tokens = sum(count_tokens(t) for _, t, _ in header)
+    header_tokens = sum(_line_tokens(t) for _, t, _ in header)
     header_chars = sum(len(t) + 1 for _, t, _ in header)
     out: list[list[tuple[int, str, str]]] = []
     current: list[tuple[int, str, str]] = []
     used_tokens, used_chars = header_tokens, header_chars
     for line in rows:
         for part in _split_line(line, budget - header_tokens, char_budget - header_chars):
-            part_tokens, part_chars = count_tokens(part[1]), len(part[1]) + 1
+            part_tokens, part_chars = _line_tokens(part[1]), len(part[1]) + 1
             if current and (used_tokens + part_tokens > budget or used_chars + part_chars > char_budget):
                 out.append((repeated if out else header) + current)
                 current, used_tokens, used_chars = [], header_tokens, header_chars
@@ -215,7 +220,7 @@ def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int)
 
 def _split_line(line: tuple[int, str, str], budget: int, char_budget: int) -> list[tuple[int, str, str]]:
     number, text, kind = line
-    if count_tokens(text) <= budget and len(text) <= char_budget:
+    if _line_tokens(text) <= budget and len(text) <= char_budget:
         return [line]
     words = text.split(" ")
     parts: list[tuple[int, str, str]] = []

@@ -39,6 +39,8 @@ _TAG_RE = re.compile(r"(?:(?<=^)|(?<=[\s(\[,;]))#([\w/-]*[^\W\d][\w/-]*)")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
 _INLINE_CODE_RE = re.compile(r"(`+)(.+?)\1")
 _URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_MAX_INDENT = 16
+_DEEP_INDENT_RE = re.compile(rf"^[ \t]{{{_MAX_INDENT + 1},}}")
 
 
 @dataclass
@@ -152,8 +154,11 @@ def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _Sta
         title = callout.group(3).strip()
         rendered = f"{kind}: {title}" if title else f"{kind}:"
         return _render_inline(rendered, path, resolver, state), LINE_TEXT
-    content = _QUOTE_RE.sub("", without_comments)
-    content = _BLOCK_ID_RE.sub("", content)
+    # Each pattern needs a character that most lines lack: test for it first (a sub is costly).
+    content = _QUOTE_RE.sub("", without_comments) if ">" in without_comments else without_comments
+    content = _BLOCK_ID_RE.sub("", content) if "^" in content else content
+    if content[:1] in (" ", "\t"):
+        content = _DEEP_INDENT_RE.sub(" " * _MAX_INDENT, content)  # a list nested 3,000 deep is not 6 KB of spaces
     kind = LINE_TABLE if _TABLE_RE.match(content) else LINE_TEXT
     return _render_inline(content, path, resolver, state), kind
 
@@ -197,6 +202,8 @@ def _render_inline(
     text: str, path: str, resolver: LinkResolver | None, state: _State, *, collect_tags: bool = True
 ) -> str:
     """Links become readable text, tags lose their `#`; inline code is left exactly as written."""
+    if "`" not in text:
+        return _render_prose(text, path, resolver, state, collect_tags).rstrip()
     pieces: list[str] = []
     position = 0
     for code in _INLINE_CODE_RE.finditer(text):
@@ -229,10 +236,13 @@ def _render_prose(text: str, path: str, resolver: LinkResolver | None, state: _S
             state.tags.append(normalize_tag(match.group(1)))
         return match.group(1)
 
-    text = _WIKILINK_RE.sub(wikilink, text)
-    text = _MD_IMAGE_RE.sub(image, text)
-    text = _MD_LINK_RE.sub(md_link, text)
-    return _TAG_RE.sub(tag, text)
+    # Each pattern needs a literal that most prose lacks: test for it first (a sub is costly).
+    if "[[" in text:
+        text = _WIKILINK_RE.sub(wikilink, text)
+    if "](" in text:
+        text = _MD_IMAGE_RE.sub(image, text)
+        text = _MD_LINK_RE.sub(md_link, text)
+    return _TAG_RE.sub(tag, text) if "#" in text else text
 
 
 def _parse_wikilink(inner: str, embed: bool, path: str, resolver: LinkResolver | None) -> tuple[Link, str]:

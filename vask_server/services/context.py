@@ -77,6 +77,8 @@ async def index_status(services: Services) -> dict[str, Any]:
                 skipped.append({"path": record.path, "reason": record.reason})
             else:
                 failed.append({"path": record.path, "reason": record.reason})
+    for path, reason in meta.extra.get("scan_problems", {}).items():
+        skipped.append({"path": path, "reason": reason})
     return {
         "vault": str(services.vault_root),
         "index_dir": str(services.index_dir),

@@ -14,7 +14,7 @@ import logging
 import posixpath
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
@@ -107,9 +107,12 @@ class Indexer:
         report = SyncReport(model=self.embedder.model, dimension=dimension)
         meta = self.store.read_meta()
         switching = meta.active is not None and meta.active.get("suffix") != suffix
-        if switching:
+        if switching or meta.active is None:
+            # Recorded before any write, so a crash mid-build leaves the index being built findable,
+            # while queries keep using the complete one.
             meta.building = {"model": self.embedder.model, "dimension": dimension, "suffix": suffix}
             self.store.write_meta(meta)
+        if switching:
             only = None  # a new model's index is built whole before it is used
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
@@ -134,13 +137,28 @@ class Indexer:
         done = 0
         if progress:
             progress(0, total)
-        for start in range(0, total, _NOTES_PER_BATCH):
-            batch = plan.changed[start : start + _NOTES_PER_BATCH]
-            prepared = await asyncio.to_thread(self._prepare, batch, on_disk, manifest, resolver)
-            await self._write_batch(suffix, dimension, prepared, report)
-            done += len(batch)
-            if progress:
-                progress(done, total)
+        batches = [plan.changed[start : start + _NOTES_PER_BATCH] for start in range(0, total, _NOTES_PER_BATCH)]
+
+        def prepare(number: int) -> asyncio.Future[list[_Prepared]] | None:
+            if number >= len(batches):
+                return None
+            return asyncio.ensure_future(asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver))
+
+        # Reading and parsing the next batch (in a worker thread) overlaps embedding and writing this
+        # one, so the model is not left waiting for the parser, nor the parser for the model.
+        upcoming = prepare(0)
+        try:
+            for number, batch in enumerate(batches):
+                assert upcoming is not None
+                prepared = await upcoming
+                upcoming = prepare(number + 1)
+                await self._write_batch(suffix, dimension, prepared, report)
+                done += len(batch)
+                if progress:
+                    progress(done, total)
+        finally:
+            if upcoming is not None and not upcoming.done():
+                upcoming.cancel()
 
         if plan.deleted:
             removed = sum(manifest[p].chunk_count for p in plan.deleted if p in manifest)
@@ -148,6 +166,16 @@ class Indexer:
             report.deleted = len(plan.deleted)
             report.chunks_removed += removed
             self._writes_since_compact += 1
+
+        if only is None:
+            # Rows whose note has no manifest entry: left by a crash between a note's chunk write and
+            # its manifest row, for a note that was then deleted. Nothing else would ever remove them.
+            known = (set(manifest) | set(plan.changed)) - set(plan.deleted)
+            orphans = sorted(await self.store.chunk_paths(suffix, dimension) - known)
+            if orphans:
+                log.info("removing chunks of %d notes that are in no manifest", len(orphans))
+                await self.store.delete_notes(suffix, dimension, orphans)
+                plan = replace(plan, deleted=[*plan.deleted, *orphans])
 
         wrote = total > 0 or bool(plan.deleted)
         if wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES):
@@ -166,6 +194,8 @@ class Indexer:
         meta.building = None
         meta.last_sync = now_iso()
         meta.extra["chunking"] = self.options.fingerprint()
+        if only is None:  # files the scan could not look at: not in any manifest, so kept here
+            meta.extra["scan_problems"] = dict(sorted(scan.problems.items()))
         self.store.write_meta(meta)
         if previous and previous.get("suffix") != suffix:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))

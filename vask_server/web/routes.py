@@ -38,6 +38,7 @@ def _live(request: web.Request) -> LiveIndex:
 
 def _vault_path(services: Services, value: str, name: str) -> str:
     """A vault-relative note path, checked to stay inside the vault."""
+    v.string_list([value], name)  # NUL bytes and invalid Unicode
     services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
     if not value.lower().endswith(".md"):
         raise BadRequest(f"'{name}' must be a Markdown note path ending in .md.")
@@ -146,6 +147,8 @@ async def ask(request: web.Request) -> web.StreamResponse:
     chat_model = body.get("chat_model")
     if chat_model is not None and (not isinstance(chat_model, str) or not chat_model.strip()):
         raise BadRequest("'chat_model' must be a model name.")
+    if chat_model is not None:
+        v.string_list([chat_model], "chat_model")
     ask_request = AskRequest(
         question=v.text(body, "question"),
         top_k=v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K),

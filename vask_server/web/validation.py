@@ -18,6 +18,15 @@ MAX_HISTORY = 50
 MAX_LIST_ITEMS = 200
 
 
+def _encodable(value: str, name: str) -> str:
+    """JSON can carry lone surrogates ("\\ud800") that no UTF-8 consumer downstream accepts."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(f"'{name}' contains invalid Unicode (a lone surrogate).") from None
+    return value
+
+
 async def json_object(request: web.Request, allowed: Iterable[str]) -> dict[str, Any]:
     raw = await request.read()
     if not raw.strip():
@@ -44,7 +53,7 @@ def text(body: dict[str, Any], name: str, *, required: bool = True, max_chars: i
         raise BadRequest(f"'{name}' is longer than {max_chars} characters.")
     if "\x00" in value:
         raise BadRequest(f"'{name}' contains a NUL character.")
-    return value.strip()
+    return _encodable(value, name).strip()
 
 
 def integer(value: Any, name: str, default: int, low: int, high: int) -> int:
@@ -74,7 +83,7 @@ def string_list(value: Any, name: str) -> tuple[str, ...]:
         raise BadRequest(f"'{name}' must be a list of non-empty strings.")
     if len(value) > MAX_LIST_ITEMS:
         raise BadRequest(f"'{name}' has more than {MAX_LIST_ITEMS} items.")
-    return tuple(value)
+    return tuple(_encodable(v, name) for v in value)
 
 
 def filters(value: Any) -> Filters | None:
@@ -107,5 +116,5 @@ def history(value: Any) -> list[dict[str, str]]:
             or not isinstance(turn.get("content"), str)
         ):
             raise BadRequest('Each history turn must be {"role": "user"|"assistant", "content": string}.')
-        turns.append({"role": turn["role"], "content": turn["content"][:20_000]})
+        turns.append({"role": turn["role"], "content": _encodable(turn["content"][:20_000], "history")})
     return turns

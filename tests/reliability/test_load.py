@@ -1,0 +1,67 @@
+"""100 edits in 10 s across 20 notes while 5 clients query: no errors, and the index ends equal to the disk."""
+
+import asyncio
+import random
+import time
+
+import pytest
+
+from tests.reliability.helpers import clean_build, describe, index_fingerprint
+from tests.test_watcher import converged
+from tests.web_helpers import running_app
+from vask_server.adapters.vault import Vault
+
+pytestmark = pytest.mark.reliability
+
+EDITS = 100
+SECONDS = 10.0
+NOTES = 20
+CLIENTS = 5
+
+
+async def test_edits_under_query_load(fake_ollama, vault, settings_for, tmp_path):
+    config = settings_for(vault, debounce_ms=100)
+    notes = sorted(p for p, stat in Vault(vault).scan().notes.items() if stat.size > 0)[:NOTES]
+    rng = random.Random(42)
+    statuses: list[int] = []
+    query_times: list[float] = []
+    async with running_app(config, watch=True) as api:
+        stop = asyncio.Event()
+
+        async def client(number: int) -> None:
+            words = ["sourdough", "half marathon", "tidepool launch", "spanish exam", "sleep", "homelab"]
+            while not stop.is_set():
+                started = time.monotonic()
+                response = await api.post("/v1/search", {"query": words[number % len(words)], "top_k": 5})
+                await response.read()
+                statuses.append(response.status)
+                query_times.append(time.monotonic() - started)
+                await asyncio.sleep(0.01)
+
+        async def editor() -> None:
+            for n in range(EDITS):
+                path = vault / notes[n % NOTES]
+                text = path.read_text(encoding="utf-8")
+                if rng.random() < 0.5:
+                    text += f"\nLoad edit {n}: line added while five clients query.\n"
+                else:  # rewrite a line in the middle, as an editor would
+                    lines = text.splitlines()
+                    lines[len(lines) // 2] = f"Load edit {n} replaced this line."
+                    text = "\n".join(lines) + "\n"
+                await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+                await asyncio.sleep(SECONDS / EDITS)
+
+        clients = [asyncio.create_task(client(n)) for n in range(CLIENTS)]
+        started = time.monotonic()
+        await editor()
+        edit_seconds = time.monotonic() - started
+        await converged(api, vault, timeout=60)
+        stop.set()
+        await asyncio.gather(*clients)
+        after = await index_fingerprint(api.live.services)
+
+    assert edit_seconds < SECONDS * 1.5
+    assert statuses and set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}
+    assert len(statuses) > 50  # the clients really were querying throughout
+    expected = await clean_build(config, tmp_path / "clean")
+    assert after == expected, f"{describe(after)} != {describe(expected)}"
