@@ -13,7 +13,7 @@ from vask_server.adapters.ollama import OllamaGateway
 from vask_server.core.citations import extract_citations, unique_sources
 from vask_server.core.prompt import DECLINE_MESSAGE, build_messages, standalone_question
 from vask_server.core.retrieve import Filters
-from vask_server.errors import VaskError
+from vask_server.errors import ModelMissing, VaskError
 from vask_server.services.search import Searcher
 
 Event = dict[str, Any]
@@ -72,11 +72,18 @@ class QAService:
             return
         messages = build_messages(request.question, hits, request.history, request.current_note)
         parts: list[str] = []
-        async for text in self.gateway.chat_stream(
-            request.chat_model or self.chat_model, messages, options={"temperature": 0.1}
-        ):
-            parts.append(text)
-            yield {"type": "token", "text": text}
+        model = request.chat_model or self.chat_model
+        try:
+            async for text in self.gateway.chat_stream(model, messages, options={"temperature": 0.1}):
+                parts.append(text)
+                yield {"type": "token", "text": text}
+        except ModelMissing as exc:
+            if request.chat_model:  # chosen by the client (the plugin's setting), not the server
+                exc.hint = (
+                    f"Pull it with `ollama pull {model}`, or clear the chat model in the plugin's settings "
+                    f"to use the server's default ({self.chat_model})."
+                )
+            raise
         answer = "".join(parts).strip()
         citations = extract_citations(answer, hits)
         yield {
