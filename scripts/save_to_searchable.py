@@ -6,6 +6,8 @@ POST /v1/search until the new sentence comes back. Prints each latency, the medi
 a JSON record. Needs Ollama (or ../shared/ollama-shim) at OLLAMA_HOST.
 
     uv run python scripts/save_to_searchable.py --vault sample_vault --edits 20
+
+`measure_edits` is also used by `scripts/bench.py edits` against a larger vault.
 """
 
 from __future__ import annotations
@@ -36,6 +38,48 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
     return ordered[index]
+
+
+def measure_edits(
+    base: str,
+    token: str,
+    vault: Path,
+    edits: int,
+    *,
+    start: int = 0,
+    seed: int = 7,
+    timeout: float = 60.0,
+    searches: list[int] | None = None,
+) -> list[float]:
+    """Makes `edits` edits (numbered from `start`), each appending a sentence with a unique word to a
+    different note; returns the seconds from each save until /v1/search returns the new sentence.
+    The number of searches made is appended to `searches` when given (each embeds its query)."""
+    notes = sorted(p for p in vault.rglob("*.md") if ".trash" not in p.parts and p.stat().st_size > 0)
+    random.Random(seed).shuffle(notes)
+    run = f"{time.time_ns() % 10**9:09d}"  # so that a vault edited before has no such word yet
+    latencies: list[float] = []
+    for n in range(start, start + edits):
+        note = notes[n % len(notes)]
+        word = f"quillfeather{run}r{n}x{random.Random(n).randint(1000, 9999)}"
+        relative = note.relative_to(vault).as_posix()
+        saved = time.monotonic()
+        with note.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n\nSaved remark: {word} marks edit {n}.\n")
+        while True:
+            hits = request(f"{base}/v1/search", token, {"query": word, "top_k": 3, "filters": {"paths": [relative]}})[
+                "hits"
+            ]
+            if searches is not None:
+                searches.append(1)
+            if any(word in hit["text"] for hit in hits):
+                latencies.append(time.monotonic() - saved)
+                break
+            if time.monotonic() - saved > timeout:
+                raise SystemExit(f"edit {n} of {relative} not searchable after {timeout} s")
+            time.sleep(0.02)
+        print(f"edit {n + 1:>2}: {latencies[-1] * 1000:7.0f} ms  {relative}")
+        time.sleep(0.3)  # let the previous edit's sync settle, as a person typing would
+    return latencies
 
 
 def main() -> int:
@@ -81,29 +125,7 @@ def main() -> int:
             f"first sync: {time.monotonic() - started:.1f} s, {health['index']['notes']} notes, "
             f"model {health['index']['model']}"
         )
-
-        notes = sorted(p for p in vault.rglob("*.md") if ".trash" not in p.parts and p.stat().st_size > 0)
-        random.Random(7).shuffle(notes)
-        latencies: list[float] = []
-        for n in range(args.edits):
-            note = notes[n % len(notes)]
-            word = f"quillfeather{n}x{random.Random(n).randint(1000, 9999)}"
-            relative = note.relative_to(vault).as_posix()
-            saved = time.monotonic()
-            with note.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n\nSaved remark: {word} marks edit {n}.\n")
-            while True:
-                hits = request(
-                    f"{base}/v1/search", token, {"query": word, "top_k": 3, "filters": {"paths": [relative]}}
-                )["hits"]
-                if any(word in hit["text"] for hit in hits):
-                    latencies.append(time.monotonic() - saved)
-                    break
-                if time.monotonic() - saved > args.timeout:
-                    raise SystemExit(f"edit {n} of {relative} not searchable after {args.timeout} s")
-                time.sleep(0.02)
-            print(f"edit {n + 1:>2}: {latencies[-1] * 1000:7.0f} ms  {relative}")
-            time.sleep(0.3)  # let the previous edit's sync settle, as a person typing would
+        latencies = measure_edits(base, token, vault, args.edits, timeout=args.timeout)
         record = {
             "edits": len(latencies),
             "debounce_ms": args.debounce_ms,

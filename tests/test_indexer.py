@@ -21,9 +21,9 @@ async def test_second_run_embeds_nothing(fake_ollama, small_vault, settings_for)
     fake_ollama.fake.reset_counters()
     second = await sync(settings)
     assert second.changed == 0 and second.unchanged == 3
-    # only the one-text dimension probe reaches the model
+    # the scan matches the last complete sync: the model is not asked anything, not even its dimension
     assert second.chunks_embedded == 0
-    assert fake_ollama.fake.embedded_texts == ["dimension probe"]
+    assert fake_ollama.fake.embedded_texts == []
 
 
 async def test_editing_one_section_embeds_one_chunk(fake_ollama, small_vault, settings_for):

@@ -261,6 +261,7 @@ def _nothing_changed(settings: Settings) -> bool:
 async def _index(args: argparse.Namespace, services: Services) -> int:
     progress = ProgressBar(sys.stderr, enabled=not args.quiet)
     result = await services.indexer.sync(force=args.full, progress=progress)
+    await services.store.wait_background()  # a large index's ANN index, before this process exits
     print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
     print(result.summary())
     for path, reason in result.failed:

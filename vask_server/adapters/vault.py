@@ -51,39 +51,43 @@ class Vault:
         self.root = root.resolve()
 
     def scan(self) -> VaultScan:
+        # Relative paths are built as strings along the walk: making a Path of every file and
+        # asking it for its relative form cost 20 µs a file, three quarters of a 10,000-note scan.
         notes: dict[str, FileStat] = {}
         all_files: list[str] = []
         problems: dict[str, str] = {}
-        stack = [self.root]
+        stack: list[tuple[str, str]] = [(str(self.root), "")]  # (folder, its path relative to the vault + "/")
         while stack:
-            directory = stack.pop()
+            directory, prefix = stack.pop()
             try:
                 entries = list(os.scandir(directory))
             except OSError as exc:
-                problems[self.relative(Path(directory))] = f"folder not readable: {exc.strerror}"
+                problems[prefix[:-1] or "."] = f"folder not readable: {exc.strerror}"
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or entry.name in IGNORED_DIRS:
+                name = entry.name
+                if name.startswith(".") or name in IGNORED_DIRS:
                     continue
+                relative = prefix + name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
+                        stack.append((entry.path, relative + "/"))
                         continue
-                    relative = self.relative(Path(entry.path))
                     if entry.is_symlink() and not self._inside(Path(entry.path)):
                         if relative.lower().endswith(".md") or entry.is_dir(follow_symlinks=True):
                             problems[relative] = "symlink that points outside the vault: not followed"
                         continue
                     info = entry.stat(follow_symlinks=True)
                 except OSError as exc:
-                    relative = self.relative(Path(entry.path))
                     if relative.lower().endswith(".md"):
                         problems[relative] = f"cannot stat: {exc.strerror or exc}"
                     continue
                 if not stat.S_ISREG(info.st_mode):
                     continue
                 all_files.append(relative)
-                if is_note_path(relative):
+                # Folders that `is_note_path` refuses were never entered, and `name` passed the check
+                # above: what is left of it is the name's own test.
+                if name.lower().endswith(".md") and not (name.startswith("~") or name.endswith("~")):
                     notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
         return VaultScan(notes, sorted(all_files), problems)
 

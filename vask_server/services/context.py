@@ -68,15 +68,15 @@ async def index_status(services: Services) -> dict[str, Any]:
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
-        manifest = await services.store.manifest(active["suffix"])
+        statuses = await services.store.note_statuses(active["suffix"])
         chunks = await services.store.count_chunks(active["suffix"], int(active["dimension"]))
-        for record in manifest.values():
-            if record.status == "ok":
+        for path, (status, reason) in statuses.items():
+            if status == "ok":
                 notes += 1
-            elif record.status == "skipped":
-                skipped.append({"path": record.path, "reason": record.reason})
+            elif status == "skipped":
+                skipped.append({"path": path, "reason": reason})
             else:
-                failed.append({"path": record.path, "reason": record.reason})
+                failed.append({"path": path, "reason": reason})
     for path, reason in meta.extra.get("scan_problems", {}).items():
         skipped.append({"path": path, "reason": reason})
     return {

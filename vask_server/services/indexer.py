@@ -21,9 +21,9 @@ import pyarrow as pa
 
 from vask_server.adapters.meta import IndexMeta
 from vask_server.adapters.ollama import Embedder
-from vask_server.adapters.snapshot import clear_snapshot, save_snapshot
-from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, table_suffix
-from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault
+from vask_server.adapters.snapshot import clear_snapshot, matches_snapshot, save_snapshot
+from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory, table_suffix
+from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.describe import note_record
 from vask_server.core.links import LinkResolver
@@ -77,6 +77,14 @@ class _Prepared:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Present:
+    """What the chunks table (and manifest) held when a large sync started, plus what it wrote."""
+
+    paths: set[str]
+    hashes: set[str]
+
+
 class Indexer:
     def __init__(self, vault: Vault, store: Store, embedder: Embedder, options: IndexOptions) -> None:
         self.vault = vault
@@ -103,6 +111,12 @@ class Indexer:
 
     async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
         started = time.perf_counter()
+        scan: VaultScan | None = None
+        if only is None and not force:
+            scan = await asyncio.to_thread(self.vault.scan)
+            unchanged = await self._unchanged_since_last_sync(scan, started)
+            if unchanged is not None:
+                return unchanged
         suffix, dimension = await self.target()
         report = SyncReport(model=self.embedder.model, dimension=dimension)
         meta = self.store.read_meta()
@@ -116,8 +130,9 @@ class Indexer:
             only = None  # a new model's index is built whole before it is used
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
-        scan = await asyncio.to_thread(self.vault.scan)
-        manifest = await self.store.manifest(suffix)
+        if scan is None:
+            scan = await asyncio.to_thread(self.vault.scan)
+        manifest = await self.store.manifest(suffix, only)  # a targeted sync reads only its notes' rows
         on_disk = scan.notes
         indexed = manifest
         if only is not None:
@@ -144,6 +159,13 @@ class Indexer:
                 return None
             return asyncio.ensure_future(asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver))
 
+        # A sync of many batches reads which paths and hashes have rows once, instead of asking the
+        # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
+        present: _Present | None = None
+        if len(batches) > 1:
+            paths_present, hashes_present = await self.store.chunk_keys(suffix, dimension)
+            present = _Present(paths_present | set(manifest), hashes_present)
+
         # Reading and parsing the next batch (in a worker thread) overlaps embedding and writing this
         # one, so the model is not left waiting for the parser, nor the parser for the model.
         upcoming = prepare(0)
@@ -152,7 +174,7 @@ class Indexer:
                 assert upcoming is not None
                 prepared = await upcoming
                 upcoming = prepare(number + 1)
-                await self._write_batch(suffix, dimension, prepared, report)
+                await self._write_batch(suffix, dimension, prepared, report, present)
                 done += len(batch)
                 if progress:
                     progress(done, total)
@@ -178,7 +200,8 @@ class Indexer:
                 plan = replace(plan, deleted=[*plan.deleted, *orphans])
 
         wrote = total > 0 or bool(plan.deleted)
-        if wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES):
+        compacted = wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
+        if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
         await self.store.ensure_fts(suffix, dimension)
@@ -202,6 +225,35 @@ class Indexer:
             await self.store.drop(str(previous["suffix"]))
         if only is None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
+        if len(batches) > 1 or compacted:
+            release_memory()  # after a large sync or a compaction: give the freed heap back
+        await self.store.index_vectors_later(suffix, dimension)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
+        """A full sync that finds every note exactly as the last complete sync left it (the same
+        snapshot `vask index` checks) has nothing to do: it needs neither the database nor the model,
+        so a restart with nothing changed embeds nothing. None when anything differs."""
+        meta = self.store.read_meta()
+        active = meta.active
+        fingerprint = self.options.fingerprint()
+        if (
+            not active
+            or meta.building
+            or active.get("model") != self.embedder.model
+            or meta.extra.get("chunking") != fingerprint
+            or not matches_snapshot(self.store.index_dir, self.embedder.model, fingerprint, scan.notes)
+        ):
+            return None
+        report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
+        report.scanned = report.unchanged = len(scan.notes)
+        report.failed.extend(scan.problems.items())
+        problems = dict(sorted(scan.problems.items()))
+        if meta.extra.get("scan_problems", {}) != problems:
+            meta.extra["scan_problems"] = problems
+            self.store.write_meta(meta)
+        await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -245,9 +297,13 @@ class Indexer:
         dimension: int,
         prepared: list[_Prepared],
         report: SyncReport,
+        present: _Present | None = None,
     ) -> None:
         all_chunks = [chunk for item in prepared for chunk in item.chunks]
-        known = await self.store.vectors_for_hashes(suffix, dimension, (c.hash for c in all_chunks))
+        hashes = {c.hash for c in all_chunks}
+        if present is not None:
+            hashes &= present.hashes  # the others have no stored vector: no need to ask
+        known = await self.store.vectors_for_hashes(suffix, dimension, hashes)
         to_embed = chunks_to_embed(all_chunks, known)
         if to_embed:
             vectors = await self.embedder.embed([c.embed_text for c in to_embed])
@@ -267,7 +323,13 @@ class Indexer:
                 report.skipped.append((item.path, item.reason))
             records.append(_note_record(item, indexed_at))
         rows = _chunk_rows(prepared, known, dimension)
-        await self.store.write_notes(suffix, dimension, [item.path for item in prepared], rows, records)
+        paths = [item.path for item in prepared]
+        await self.store.write_notes(
+            suffix, dimension, paths, rows, records, existing=None if present is None else present.paths
+        )
+        if present is not None:
+            present.paths.update(paths)
+            present.hashes.update(c.hash for c in all_chunks)
         self._writes_since_compact += 1
 
 
@@ -291,38 +353,35 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
 
 
 def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
-    rows: list[dict[str, object]] = []
+    schema = chunk_schema(dimension)
+    columns: dict[str, list[object]] = {name: [] for name in schema.names if name != "vector"}
+    hashes: list[str] = []
     for item in prepared:
         note = item.note
         if note is None:
             continue
         folder = posixpath.dirname(item.path)
         aliases = " ".join(note.aliases)
+        tags = list(note.tags)
         for chunk in item.chunks:
-            rows.append(
-                {
-                    "id": chunk.id,
-                    "path": chunk.path,
-                    "folder": folder,
-                    "title": chunk.title,
-                    "heading": chunk.heading,
-                    "anchor": chunk.anchor,
-                    "line_start": chunk.line_start,
-                    "line_end": chunk.line_end,
-                    "ordinal": chunk.ordinal,
-                    "kind": chunk.kind,
-                    "hash": chunk.hash,
-                    "text": chunk.text,
-                    "search_text": f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}",
-                    "tags": list(note.tags),
-                    "vector": vectors[chunk.hash],
-                }
-            )
-    if not rows:
+            columns["id"].append(chunk.id)
+            columns["path"].append(chunk.path)
+            columns["folder"].append(folder)
+            columns["title"].append(chunk.title)
+            columns["heading"].append(chunk.heading)
+            columns["anchor"].append(chunk.anchor)
+            columns["line_start"].append(chunk.line_start)
+            columns["line_end"].append(chunk.line_end)
+            columns["ordinal"].append(chunk.ordinal)
+            columns["kind"].append(chunk.kind)
+            columns["hash"].append(chunk.hash)
+            columns["text"].append(chunk.text)
+            columns["search_text"].append(f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}")
+            columns["tags"].append(tags)
+            hashes.append(chunk.hash)
+    if not hashes:
         return None
-    schema = chunk_schema(dimension)
-    columns = {name: [row[name] for row in rows] for name in schema.names if name != "vector"}
-    matrix = np.stack([np.asarray(row["vector"], dtype=np.float32) for row in rows])
+    matrix = np.stack([np.asarray(vectors[h], dtype=np.float32) for h in hashes])
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
     vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dimension)
     return pa.Table.from_arrays([*arrays, vector_array], schema=schema)

@@ -7,9 +7,11 @@ a fixed or a calibrated threshold for saying "not in your notes".
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -78,10 +80,12 @@ class ActiveIndex:
 class _IndexCache:
     """Per index version: a background sample of vectors and the link graph."""
 
+    suffix: str
     version: str
+    notes: int  # notes the sample was drawn from
     pair_mean: float  # similarity of random pairs of chunks: the model's "unrelated" level
     pair_std: float
-    graph: dict[str, set[str]]
+    graph: dict[str, set[str]] | None = None  # read when a search first asks for the graph boost
 
 
 class Searcher:
@@ -91,6 +95,7 @@ class Searcher:
         self.config = config or RetrievalConfig()
         self._embedders: dict[str, Embedder] = {}
         self._cache: _IndexCache | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
@@ -108,25 +113,51 @@ class Searcher:
 
     async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
         version = f"{index.suffix}@{self.store.read_meta().last_sync}"
-        if self._cache is None or self._cache.version != version:
-            rows = await self.store.all_chunk_rows(
-                index.suffix, index.dimension, ["path", "vector"], where="kind = 'chunk'"
-            )
-            matrix = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            matrix = matrix.reshape(rows.num_rows, index.dimension)
-            # One random chunk per note, so that pairs are between different notes and one long
-            # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
-            rng = np.random.default_rng(0)
-            by_note: dict[str, list[int]] = {}
-            for row_number, path in enumerate(rows["path"].to_pylist()):
-                by_note.setdefault(path, []).append(row_number)
-            picks = [int(rng.choice(numbers)) for numbers in by_note.values()]
-            if len(picks) > _BACKGROUND_SAMPLE:
-                picks = [int(p) for p in rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)]
-            sample = matrix[sorted(picks)]
-            pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
-            pair_mean = float(pairs.mean()) if pairs.size else 0.0
-            pair_std = float(pairs.std()) if pairs.size else 0.0
+        cache = self._cache
+        if cache is not None and cache.version == version:
+            return cache
+        if cache is not None and cache.suffix == index.suffix and cache.notes >= _BACKGROUND_SAMPLE:
+            # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
+            # its notes) or the graph, so the previous figures serve while fresh ones are computed in
+            # the background: no search waits for it. (A small index is re-read at once: it is quick,
+            # and there one note can move the figures.)
+            if self._refresh is None or self._refresh.done():
+                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
+            return cache
+        return await self._rebuild(index, version)
+
+    async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
+        try:
+            await self._rebuild(index, version, background=True)
+        except Exception:  # the next search tries again; meanwhile the previous figures serve
+            log.exception("refreshing the search calibration failed")
+
+    async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
+        # Row numbers and paths only, then the vectors of the sampled rows: reading every vector (150 MB
+        # at 100,000 chunks) took over a second.
+        rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
+        # One random chunk per note, so that pairs are between different notes and one long
+        # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
+        rng = np.random.default_rng(0)
+        by_note: dict[str, list[int]] = {}
+        for row_number, path in enumerate(rows["path"].to_pylist()):
+            by_note.setdefault(path, []).append(row_number)
+        picks = [int(rng.choice(numbers)) for numbers in by_note.values()]
+        if len(picks) > _BACKGROUND_SAMPLE:
+            picks = [int(p) for p in rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)]
+        ids = rows["id"].to_pylist()
+        sample = await self.store.vectors_for_ids(index.suffix, index.dimension, [ids[p] for p in sorted(picks)])
+        pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
+        pair_mean = float(pairs.mean()) if pairs.size else 0.0
+        pair_std = float(pairs.std()) if pairs.size else 0.0
+        cache = _IndexCache(index.suffix, version, len(by_note), pair_mean, pair_std)
+        if not background or self._cache is None or self._cache.suffix == cache.suffix:
+            self._cache = cache  # (a background refresh never replaces the cache of a newer index)
+        return cache
+
+    async def _graph(self, index: ActiveIndex, cache: _IndexCache) -> dict[str, set[str]]:
+        """Notes linked to and from each note (only the graph boost needs it: ~50 MB at 10,000 notes)."""
+        if cache.graph is None:
             manifest = await self.store.manifest(index.suffix)
             graph: dict[str, set[str]] = {path: set() for path in manifest}
             for record in manifest.values():
@@ -135,8 +166,8 @@ class Searcher:
                     if target and target != record.path and target in graph:
                         graph[record.path].add(target)
                         graph[target].add(record.path)
-            self._cache = _IndexCache(version, pair_mean, pair_std, graph)
-        return self._cache
+            cache.graph = graph
+        return cache.graph
 
     async def search(
         self,
@@ -163,20 +194,25 @@ class Searcher:
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
         limit = max(config.candidates, top_k * 4)
-        vector_rows = await self.store.vector_search(index.suffix, index.dimension, vector, limit, where)
-        text_rows = []
+        vector_search = self.store.vector_search(index.suffix, index.dimension, vector, limit, where)
+        text_rows: list[dict[str, Any]] = []
         if config.mode == "hybrid":
-            text_rows = await self.store.text_search(
+            # Both lists at once: the database runs each on its own threads, so the wait is the
+            # longer of the two rather than their sum.
+            text_search = self.store.text_search(
                 index.suffix, index.dimension, query, config.candidates, where, with_vectors=True
             )
+            vector_rows, text_rows = await asyncio.gather(vector_search, text_search)
             for row in text_rows:  # every candidate gets a cosine, so one threshold speaks for all
                 row["similarity"] = float(np.dot(vector, np.asarray(row.pop("vector"), dtype=np.float32)))
+        else:
+            vector_rows = await vector_search
         ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [])
         cache = await self._index_cache(index)
         if config.graph:
             ranked = graph_boost(
                 ranked,
-                cache.graph,
+                await self._graph(index, cache),
                 seeds=config.graph_seeds,
                 weight=config.graph_weight,
                 min_links=config.graph_min_links,

@@ -1,0 +1,1178 @@
+"""vask benchmarks: indexing cost, restart, save-to-searchable, query latency, memory and disk.
+
+Every step prints a table and writes JSON; `all` runs them in order on synthetic vaults (made by
+scripts/synth_vault.py, deterministic from a seed) and writes one combined record. Vaults and indexes
+live under --work (default /tmp/vask-bench), never in the repository. Needs an Ollama API at
+--ollama-host with `hash-embed` (instant) and `all-minilm` (real): ../shared/ollama-shim is started on
+that port when nothing answers there.
+
+    uv run python -m scripts.bench all --json docs/bench/results.json    # the full run (~20 min)
+    uv run python -m scripts.bench all --quick                           # small vaults, under a minute
+
+Single steps (see `--help` of each): `index`, `overhead`, `restart`, `query`, `edits`, `memory`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIM = ROOT.parent / "shared" / "ollama-shim" / "run"
+DEFAULT_HOST = "http://127.0.0.1:11500"
+FAST_MODEL = "hash-embed"
+REAL_MODEL = "all-minilm"
+
+# -- small helpers ---------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..1) of a non-empty sequence."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary_ms(values: Sequence[float]) -> dict[str, float]:
+    """Median, p95, min and max of durations in seconds, as milliseconds."""
+    return {
+        "n": len(values),
+        "median_ms": round(statistics.median(values) * 1000, 2),
+        "p95_ms": round(percentile(values, 0.95) * 1000, 2),
+        "min_ms": round(min(values) * 1000, 2),
+        "max_ms": round(max(values) * 1000, 2),
+    }
+
+
+def proc_status(pid: int | str = "self") -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of a process, in bytes."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def disk_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    load = ""
+    with contextlib.suppress(OSError):
+        load = Path("/proc/loadavg").read_text().split(" ")[0]
+    versions: dict[str, str] = {}
+    for name in ("lancedb", "pyarrow", "numpy", "aiohttp", "ollama"):
+        with contextlib.suppress(Exception):
+            from importlib.metadata import version
+
+            versions[name] = version(name)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memory": mem,
+        "load_at_start": load,
+        "python": platform.python_version(),
+        "os": platform.platform(),
+        "packages": versions,
+        "commit": commit.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else ""),
+    }
+
+
+def http_json(url: str, body: Any = None, token: str | None = None, timeout: float = 60.0) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def embed_inputs(host: str) -> int | None:
+    """How many texts the Ollama stand-in has embedded so far (shim or the test fake), if it says."""
+    for path in ("/shim/stats", "/fake/stats"):
+        with contextlib.suppress(OSError, ValueError, urllib.error.URLError):
+            return int(http_json(host + path, timeout=5)["embed_inputs"])
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def ollama_running(host: str, start: bool = True) -> Iterator[None]:
+    """Uses the Ollama API at `host`, starting ../shared/ollama-shim there when nothing answers."""
+    try:
+        http_json(host + "/api/tags", timeout=3)
+        yield
+        return
+    except (OSError, urllib.error.URLError):
+        if not start or not SHIM.exists():
+            raise SystemExit(f"nothing answers at {host}; start Ollama or {SHIM} --port N") from None
+    port = host.rsplit(":", 1)[1].strip("/")
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"vask-bench-shim-{port}.log", "w")  # noqa: SIM115
+    shim = subprocess.Popen([str(SHIM), "--port", port], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                http_json(host + "/api/tags", timeout=3)
+                break
+            except (OSError, urllib.error.URLError):
+                if shim.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"the Ollama stand-in did not start; see {log.name}") from None
+                time.sleep(0.5)
+        print(f"started the Ollama stand-in at {host} (pid {shim.pid})")
+        yield
+    finally:
+        shim.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            shim.wait(10)
+        log.close()
+
+
+def print_table(title: str, rows: Sequence[tuple[str, str]]) -> None:
+    width = max((len(k) for k, _ in rows), default=10)
+    print(f"\n{title}")
+    print("-" * len(title))
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")
+
+
+def write_json(path: Path | None, record: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {path}")
+
+
+def vask_env(index_dir: Path, host: str, model: str, **extra: str) -> dict[str, str]:
+    # PYTHONDONTWRITEBYTECODE (set on the machine these figures come from) would make every start
+    # compile its modules again, which no normal installation does: dropped, so starts are realistic.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VASK_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(
+        {
+            "VASK_INDEX_DIR": str(index_dir),
+            "OLLAMA_HOST": host,
+            "VASK_EMBED_MODEL": model,
+            "VASK_CHAT_MODEL": "extractive",
+            "VASK_LOG_LEVEL": "warning",
+            **extra,
+        }
+    )
+    return env
+
+
+# -- the in-process indexing benchmark -------------------------------------------------------------
+
+
+class InstantEmbedder:
+    """A zero-cost stand-in for the model, so the figure is the pipeline's own throughput: a
+    deterministic unit vector per text, made in-process (no HTTP, no model)."""
+
+    def __init__(self, dimension: int = 384) -> None:
+        self.model = "instant-embed"
+        self._dimension = dimension
+        self.calls = 0
+        self.inputs = 0
+
+    async def dimension(self) -> int:
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.inputs += len(texts)
+        raw = b"".join(hashlib.shake_256(t.encode()).digest(self._dimension) for t in texts)
+        matrix = np.frombuffer(raw, dtype=np.uint8).reshape(len(texts), self._dimension).astype(np.float32) - 127.5
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix
+
+
+@dataclass
+class StageClock:
+    """Busy time per stage. Stages can overlap (parsing runs in a thread while batches are embedded
+    and written), so the stages can add up to more than the wall time."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+        self.calls[stage] = self.calls.get(stage, 0) + 1
+
+    def wrap_async(self, stage: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.add(stage, time.perf_counter() - started)
+
+        return timed
+
+    def wrap_sync(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(stage, time.perf_counter() - started)
+
+        return timed
+
+
+_STORE_METHODS = (
+    "manifest",
+    "vectors_for_hashes",
+    "write_notes",
+    "delete_notes",
+    "compact",
+    "ensure_fts",
+    "chunk_paths",
+    "count_chunks",
+)
+
+
+async def _index_once(
+    vault: Path, index_dir: Path, host: str, model: str, batch_size: int | None, concurrency: int | None
+) -> dict[str, Any]:
+    from vask_server.adapters.ollama import Embedder, OllamaGateway
+    from vask_server.adapters.store import Store
+    from vask_server.adapters.vault import Vault
+    from vask_server.config import load_settings
+    from vask_server.services.indexer import Indexer
+    from vask_server.services.options import index_options
+
+    settings = load_settings(
+        env={},
+        vault=vault,
+        index_dir=index_dir,
+        ollama_host=host,
+        embed_model=model,
+        embed_batch_size=batch_size,
+        embed_concurrency=concurrency,
+    )
+    clock = StageClock()
+    gateway = OllamaGateway(host)
+    embedder: Any
+    if model == "instant":
+        embedder = InstantEmbedder()
+    else:
+        embedder = Embedder(
+            gateway, model, batch_size=settings.embed_batch_size, concurrency=settings.embed_concurrency
+        )
+    store = await Store.open(index_dir)
+    indexer = Indexer(Vault(vault), store, embedder, index_options(settings))
+    await embedder.dimension()  # the model's first answer is not part of indexing
+    before = embed_inputs(host) if model != "instant" else None
+    for name in _STORE_METHODS:
+        if hasattr(store, name):
+            setattr(store, name, clock.wrap_async("storage", getattr(store, name)))
+    embedder.embed = clock.wrap_async("embedding", embedder.embed)
+    indexer._prepare = clock.wrap_sync("parse+chunk", indexer._prepare)  # type: ignore[method-assign]
+    scan = indexer.vault.scan
+    indexer.vault.scan = clock.wrap_sync("scan", scan)  # type: ignore[method-assign]
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    report = await indexer.sync()
+    total = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
+    ann_started = time.perf_counter()
+    await _wait_background(store)  # the ANN index a large table gets, built after the sync
+    ann = time.perf_counter() - ann_started
+    after = embed_inputs(host) if model != "instant" else None
+    rows = await store.count_chunks(report_suffix(store), report.dimension)
+    await gateway.close()
+    return {
+        "vault": str(vault),
+        "model": model,
+        "embed_batch_size": settings.embed_batch_size,
+        "embed_concurrency": settings.embed_concurrency,
+        "notes": report.scanned,
+        "chunks_stored": rows,
+        "chunks_embedded": report.chunks_embedded,
+        "chunks_reused": report.chunks_reused,
+        "failed": len(report.failed) + len(report.skipped),
+        "total_s": round(total, 3),
+        "process_cpu_s": round(cpu, 3),
+        "chunks_per_s": round(rows / total, 1),
+        "notes_per_s": round(report.scanned / total, 1),
+        "stages_busy_s": {k: round(v, 3) for k, v in clock.seconds.items()},
+        "ann_index_after_sync_s": round(ann, 2),
+        "embed_inputs_seen_by_server": None if before is None or after is None else after - before,
+        "peak_rss_bytes": proc_status().get("VmHWM"),
+        "index_bytes": disk_bytes(index_dir),
+    }
+
+
+async def _wait_background(store: Any) -> None:
+    """Until the store's background work (a new ANN index) is done. (Checkouts from before it
+    existed have none: the benchmarks also run against them, for before/after figures.)"""
+    wait = getattr(store, "wait_background", None)
+    if wait is not None:
+        await wait()
+
+
+def report_suffix(store: Any) -> str:
+    meta = store.read_meta()
+    return str(meta.active["suffix"])
+
+
+async def _direct_embed(texts: list[str], host: str, model: str, batch_size: int, concurrency: int) -> float:
+    from vask_server.adapters.ollama import Embedder, OllamaGateway
+
+    gateway = OllamaGateway(host)
+    embedder = Embedder(gateway, model, batch_size=batch_size, concurrency=concurrency)
+    await embedder.dimension()
+    started = time.perf_counter()
+    await embedder.embed(texts)
+    seconds = time.perf_counter() - started
+    await gateway.close()
+    return seconds
+
+
+def unique_embed_texts(vault: Path) -> list[str]:
+    """The texts a full index of `vault` embeds: every chunk and note record, one per content hash."""
+    from vask_server.adapters.vault import Vault
+    from vask_server.core.chunk import chunk_note
+    from vask_server.core.describe import note_record
+    from vask_server.core.links import LinkResolver
+    from vask_server.core.parse import parse_note
+
+    store = Vault(vault)
+    scan = store.scan()
+    resolver = LinkResolver(scan.all_files)
+    seen: dict[str, str] = {}
+    for path in sorted(scan.notes):
+        text, _ = store.read_note(path, 2_000_000)
+        note = parse_note(path, text, resolver)
+        chunks = chunk_note(note)
+        record = note_record(note)
+        for chunk in [*chunks, *([record] if record else [])]:
+            seen.setdefault(chunk.hash, chunk.embed_text)
+    return list(seen.values())
+
+
+def run_index(args: argparse.Namespace) -> dict[str, Any]:
+    """Full index of a vault into a fresh index folder, in this process."""
+    index_dir: Path = args.index_dir
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    record = asyncio.run(
+        _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
+    )
+    stages = record["stages_busy_s"]
+    print_table(
+        f"full index of {record['notes']} notes with {args.model}",
+        [
+            ("chunks stored", f"{record['chunks_stored']} ({record['chunks_embedded']} embedded)"),
+            ("total", f"{record['total_s']:.2f} s ({record['process_cpu_s']:.1f} s CPU in this process)"),
+            ("throughput", f"{record['chunks_per_s']:.0f} chunks/s, {record['notes_per_s']:.0f} notes/s"),
+            ("parse+chunk (busy)", f"{stages.get('parse+chunk', 0):.2f} s"),
+            ("embedding (busy)", f"{stages.get('embedding', 0):.2f} s"),
+            ("storage (busy)", f"{stages.get('storage', 0):.2f} s"),
+            ("scan", f"{stages.get('scan', 0):.2f} s"),
+            ("ANN index, after the sync", f"{record['ann_index_after_sync_s']:.1f} s"),
+            ("peak RSS", f"{(record['peak_rss_bytes'] or 0) / 2**20:.0f} MiB"),
+            ("index size", f"{record['index_bytes'] / 2**20:.1f} MiB"),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+def run_index_subprocess(
+    vault: Path, index_dir: Path, host: str, model: str, extra: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The index step in a fresh process, so its peak RSS is its own."""
+    out = index_dir.parent / f"{index_dir.name}.index.json"
+    command = [
+        sys.executable,
+        "-m",
+        "scripts.bench",
+        "index",
+        "--vault",
+        str(vault),
+        "--index-dir",
+        str(index_dir),
+        "--ollama-host",
+        host,
+        "--model",
+        model,
+        "--json",
+        str(out),
+        *extra,
+    ]
+    subprocess.run(command, cwd=ROOT, check=True, env={**os.environ, "VASK_LOG_LEVEL": "warning"})
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
+    """The real model: full index time ÷ the time to embed the same texts directly, in one run."""
+    if args.batch_size is None or args.concurrency is None:
+        from vask_server.config import load_settings
+
+        defaults = load_settings(env={})
+        args.batch_size = args.batch_size or defaults.embed_batch_size
+        args.concurrency = args.concurrency or defaults.embed_concurrency
+    texts = unique_embed_texts(args.vault)
+    pairs = []
+    for n in range(args.repeat):
+        index_dir = args.work / f"index-overhead-{n}"
+        if index_dir.exists():
+            shutil.rmtree(index_dir)
+        direct = asyncio.run(_direct_embed(texts, args.ollama_host, args.model, args.batch_size, args.concurrency))
+        indexed = asyncio.run(
+            _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
+        )
+        pairs.append({"direct_embed_s": round(direct, 2), "index": indexed, "ratio": indexed["total_s"] / direct})
+        print(
+            f"run {n + 1}: {len(texts)} texts embedded directly in {direct:.1f} s; full index "
+            f"{indexed['total_s']:.1f} s; ratio {indexed['total_s'] / direct:.3f}"
+        )
+    ratios = [p["ratio"] for p in pairs]
+    record = {
+        "vault": str(args.vault),
+        "model": args.model,
+        "embed_batch_size": args.batch_size,
+        "embed_concurrency": args.concurrency,
+        "texts": len(texts),
+        "runs": pairs,
+        "ratio_median": round(statistics.median(ratios), 3),
+    }
+    print_table(
+        f"overhead with {args.model}",
+        [
+            ("texts", str(len(texts))),
+            ("ratios", ", ".join(f"{r:.3f}" for r in ratios)),
+            ("median ratio", f"{record['ratio_median']:.3f}"),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+# -- vask serve as a subprocess --------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    base: str
+    token: str
+    started: float  # monotonic time of the spawn
+
+    def status(self) -> Any:
+        return http_json(self.base + "/v1/status", token=self.token, timeout=10)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+
+def start_server(
+    vault: Path, index_dir: Path, host: str, model: str, port: int, log: Path | None = None, **extra_env: str
+) -> Server:
+    from vask_server.adapters.token import ensure_token
+
+    index_dir.mkdir(parents=True, exist_ok=True)
+    token = ensure_token(index_dir)
+    env = vask_env(index_dir, host, model, **extra_env)
+    command = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--port", str(port)]
+    output = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (closed with the process)
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    return Server(process, f"http://127.0.0.1:{port}", token, started)
+
+
+def wait_ready(server: Server, timeout: float = 1800.0, poll: float = 0.02) -> tuple[float, float]:
+    """Seconds from spawn until the port answers, and until the index is in step (idle, nothing
+    pending)."""
+    listening: float | None = None
+    while True:
+        now = time.monotonic()
+        if now - server.started > timeout:
+            raise SystemExit(f"vask serve not ready after {timeout} s")
+        if server.process.poll() is not None:
+            raise SystemExit(f"vask serve exited with {server.process.returncode}")
+        try:
+            status = server.status()
+        except (OSError, urllib.error.URLError):
+            time.sleep(poll)
+            continue
+        if listening is None:
+            listening = now - server.started
+        if status["state"] == "idle" and status["pending"] == 0 and status["model"]:
+            return listening, time.monotonic() - server.started
+        time.sleep(poll)
+
+
+def run_restart(args: argparse.Namespace) -> dict[str, Any]:
+    """Restart with nothing changed: spawn → ready, and how many texts were embedded meanwhile."""
+    runs = []
+    for n in range(args.runs):
+        before = embed_inputs(args.ollama_host)
+        server = start_server(args.vault, args.index_dir, args.ollama_host, args.model, free_port())
+        try:
+            listening, ready = wait_ready(server, timeout=120)
+            after = embed_inputs(args.ollama_host)
+            first = time.monotonic()
+            hits = http_json(server.base + "/v1/search", {"query": "project plan review", "top_k": 3}, server.token)
+            search_s = time.monotonic() - first
+            status = server.status()
+        finally:
+            server.stop()
+        runs.append(
+            {
+                "listening_s": round(listening, 3),
+                "ready_s": round(ready, 3),
+                "first_search_s": round(search_s, 3),
+                "embeddings": None if before is None or after is None else after - before,
+                "notes": status["notes"],
+                "chunks": status["chunks"],
+                "hits": len(hits["hits"]),
+            }
+        )
+        print(
+            f"run {n + 1}: listening {listening:.2f} s, ready {ready:.2f} s, "
+            f"embeddings {runs[-1]['embeddings']}, first search {search_s * 1000:.0f} ms"
+        )
+    record = {
+        "vault": str(args.vault),
+        "model": args.model,
+        "runs": runs,
+        "ready_median_s": round(statistics.median(r["ready_s"] for r in runs), 3),
+        "ready_max_s": round(max(r["ready_s"] for r in runs), 3),
+        "listening_median_s": round(statistics.median(r["listening_s"] for r in runs), 3),
+        "first_search_median_s": round(statistics.median(r["first_search_s"] for r in runs), 3),
+        "embeddings_max": max((r["embeddings"] or 0) for r in runs),
+    }
+    print_table(
+        f"restart with nothing changed ({runs[0]['notes']} notes, {runs[0]['chunks']} chunks)",
+        [
+            ("ready (median, max)", f"{record['ready_median_s']:.2f} s, {record['ready_max_s']:.2f} s"),
+            ("listening (median)", f"{record['listening_median_s']:.2f} s"),
+            ("first search after ready", f"{record['first_search_median_s'] * 1000:.0f} ms"),
+            ("embeddings made", str(record["embeddings_max"])),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+def run_edits(args: argparse.Namespace) -> dict[str, Any]:
+    """Save-to-searchable over many edits against a running server; index size as the edits go on."""
+    from scripts.save_to_searchable import measure_edits
+
+    server = start_server(
+        args.vault, args.index_dir, args.ollama_host, args.model, free_port(), VASK_DEBOUNCE_MS=str(args.debounce_ms)
+    )
+    latencies: list[float] = []
+    searches: list[int] = []
+    sizes: list[tuple[int, int]] = []
+    try:
+        wait_ready(server)
+        sizes.append((0, disk_bytes(args.index_dir)))
+        embeds_before = embed_inputs(args.ollama_host)
+        block = max(1, min(25, args.edits))
+        while len(latencies) < args.edits:
+            count = min(block, args.edits - len(latencies))
+            latencies += measure_edits(
+                server.base, server.token, args.vault, count, start=len(latencies), seed=args.seed, searches=searches
+            )
+            wait_ready(server)
+            sizes.append((len(latencies), disk_bytes(args.index_dir)))
+        embeds_after = embed_inputs(args.ollama_host)
+        status = server.status()
+        rss = proc_status(server.process.pid)
+    finally:
+        server.stop()
+    compacted = asyncio.run(_compact(args.index_dir))
+    record = {
+        "vault": str(args.vault),
+        "model": args.model,
+        "debounce_ms": args.debounce_ms,
+        "notes": status["notes"],
+        "chunks": status["chunks"],
+        "save_to_searchable": summary_ms(latencies),
+        "latencies_s": [round(x, 3) for x in latencies],
+        # Texts the model embedded for the edits: all it embedded, less one query per search.
+        "embeddings_during_edits": (
+            None if embeds_before is None or embeds_after is None else embeds_after - embeds_before - len(searches)
+        ),
+        "searches": len(searches),
+        "index_bytes_by_edits": sizes,
+        "index_bytes_before": sizes[0][1],
+        "index_bytes_after": sizes[-1][1],
+        "index_bytes_after_final_compaction": compacted,
+        "server_rss_after_bytes": rss.get("VmRSS"),
+    }
+    s = record["save_to_searchable"]
+    mib = 2**20
+    print_table(
+        f"save-to-searchable, {len(latencies)} edits ({status['notes']} notes, {status['chunks']} chunks)",
+        [
+            ("median", f"{s['median_ms']:.0f} ms (debounce {args.debounce_ms} ms included)"),
+            ("p95", f"{s['p95_ms']:.0f} ms"),
+            ("min / max", f"{s['min_ms']:.0f} / {s['max_ms']:.0f} ms"),
+            ("texts embedded", str(record["embeddings_during_edits"])),
+            ("index size by edits", ", ".join(f"{n}: {b / mib:.1f} MiB" for n, b in sizes)),
+            ("after a final compaction", f"{compacted / mib:.1f} MiB"),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+async def _compact(index_dir: Path) -> int:
+    """What the next compaction leaves: old versions dropped (the server keeps the last 10 s)."""
+    from datetime import timedelta
+
+    from vask_server.adapters.store import Store
+
+    store = await Store.open(index_dir)
+    meta = store.read_meta()
+    assert meta.active is not None
+    await store.compact(str(meta.active["suffix"]), int(meta.active["dimension"]), keep=timedelta(seconds=0))
+    return disk_bytes(index_dir)
+
+
+def run_memory(args: argparse.Namespace) -> dict[str, Any]:
+    """`vask serve` on an empty index: its peak RSS while it indexes the vault, then at rest."""
+    if args.index_dir.exists():
+        shutil.rmtree(args.index_dir)
+    log_path = args.work / "memory-serve.log"
+    server = start_server(
+        args.vault, args.index_dir, args.ollama_host, args.model, free_port(), VASK_LOG_LEVEL="info", log=log_path
+    )
+    samples: list[int] = []
+    try:
+        ready = wait_ready_sampling(server, samples)
+        peak_sync = proc_status(server.process.pid).get("VmHWM", 0)
+        # The ANN index is built in the background after the first sync: indexing ends when it is ready.
+        from vask_server.adapters import store
+
+        ann_wait = time.monotonic()
+        large = server.status()["chunks"] >= getattr(store, "VECTOR_INDEX_MIN_ROWS", float("inf"))
+        while large and "vector index of" not in log_path.read_text() and time.monotonic() - ann_wait < 600:
+            rss = proc_status(server.process.pid).get("VmRSS")
+            if rss:
+                samples.append(rss)
+            time.sleep(0.5)
+        ann_s = time.monotonic() - ann_wait
+        peak = proc_status(server.process.pid).get("VmHWM", 0)
+        time.sleep(5)
+        idle = proc_status(server.process.pid).get("VmRSS", 0)
+        queries = make_queries(50, seed=3)
+        for query in queries:
+            http_json(server.base + "/v1/search", {"query": query}, server.token)
+        time.sleep(2)
+        after = proc_status(server.process.pid)
+        status = server.status()
+    finally:
+        server.stop()
+    size = disk_bytes(args.index_dir)
+    compacted = asyncio.run(_compact(args.index_dir))
+    record = {
+        "vault": str(args.vault),
+        "model": args.model,
+        "notes": status["notes"],
+        "chunks": status["chunks"],
+        "first_sync_s": round(ready, 2),
+        "ann_index_after_sync_s": round(ann_s, 2),
+        "peak_rss_first_sync_bytes": peak_sync,
+        "peak_rss_indexing_bytes": peak,
+        "idle_rss_bytes": idle,
+        "rss_after_50_searches_bytes": after.get("VmRSS"),
+        "peak_rss_overall_bytes": after.get("VmHWM"),
+        "rss_samples_mib": [round(s / 2**20) for s in samples[:: max(1, len(samples) // 40)]],
+        "index_bytes": size,
+        "index_bytes_compacted": compacted,
+        "bytes_per_1000_chunks": round(compacted / status["chunks"] * 1000) if status["chunks"] else None,
+    }
+    mib = 2**20
+    print_table(
+        f"memory and disk, vask serve indexing {status['notes']} notes ({status['chunks']} chunks) from scratch",
+        [
+            ("first sync", f"{ready:.1f} s, then the ANN index {ann_s:.1f} s"),
+            ("peak RSS, first sync", f"{peak_sync / mib:.0f} MiB"),
+            ("peak RSS, sync + ANN index", f"{peak / mib:.0f} MiB"),
+            ("idle RSS afterwards", f"{idle / mib:.0f} MiB"),
+            ("RSS after 50 searches", f"{(after.get('VmRSS') or 0) / mib:.0f} MiB"),
+            ("index size as the server left it", f"{size / mib:.1f} MiB (versions of the last 10 s kept)"),
+            ("index size, old versions dropped", f"{compacted / mib:.1f} MiB"),
+            ("per 1,000 chunks", f"{(record['bytes_per_1000_chunks'] or 0) / mib:.2f} MiB"),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+def wait_ready_sampling(server: Server, samples: list[int], timeout: float = 1800.0) -> float:
+    """Like wait_ready, sampling the server's RSS twice a second meanwhile."""
+    while True:
+        if server.process.poll() is not None:
+            raise SystemExit(f"vask serve exited with {server.process.returncode}")
+        rss = proc_status(server.process.pid).get("VmRSS")
+        if rss:
+            samples.append(rss)
+        with contextlib.suppress(OSError, urllib.error.URLError):
+            status = server.status()
+            if status["state"] == "idle" and status["pending"] == 0 and status["model"]:
+                return time.monotonic() - server.started
+        if time.monotonic() - server.started > timeout:
+            raise SystemExit(f"vask serve not ready after {timeout} s")
+        time.sleep(0.5)
+
+
+# -- query latency, in-process server --------------------------------------------------------------
+
+
+def make_queries(n: int, seed: int = 11) -> list[str]:
+    """Short keyword queries and questions in the synthetic vault's vocabulary."""
+    from scripts.synth_vault import _ADJ, _WORDS
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words = rng.sample(_WORDS, rng.randint(2, 5))
+        if rng.random() < 0.4:
+            out.append(f"what did I write about {' '.join(words)}?")
+        elif rng.random() < 0.5:
+            out.append(f"{rng.choice(_ADJ)} {' '.join(words)}")
+        else:
+            out.append(" ".join(words))
+    return out
+
+
+async def _query_bench(
+    vault: Path, index_dir: Path, host: str, model: str, queries: list[str], mode: str
+) -> dict[str, Any]:
+    import aiohttp
+    from aiohttp import web
+
+    from vask_server.config import load_settings
+    from vask_server.web.app import create_app
+    from vask_server.web.keys import LIVE, SERVICES
+
+    settings = load_settings(
+        env={}, vault=vault, index_dir=index_dir, ollama_host=host, embed_model=model, chat_model="extractive"
+    )
+    app = create_app(settings, watch=False)
+    handler_s: list[float] = []
+
+    @web.middleware
+    async def timing(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
+        started = time.perf_counter()
+        try:
+            return await handler(request)
+        finally:
+            if request.path == "/v1/search":
+                handler_s.append(time.perf_counter() - started)
+
+    app.middlewares.insert(0, timing)  # outermost: auth, host check and JSON encoding are inside
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        live = app[LIVE]
+        await live.wait_idle(timeout=600)
+        services = app[SERVICES]
+        ann_started = time.perf_counter()
+        await _wait_background(services.store)  # a large index's ANN index, built in the background
+        ann_wait = time.perf_counter() - ann_started
+        searcher = services.searcher
+        index = searcher.active()
+        real = searcher._embedder(index.model)
+        # Query embedding is measured apart and excluded: vectors are made once, up front.
+        vectors: dict[str, np.ndarray] = {}
+        embed_started = time.perf_counter()
+        for query in queries:
+            vectors[query] = (await real.embed([query]))[0]
+        embed_each = (time.perf_counter() - embed_started) / len(queries)
+
+        async def cached(texts: Sequence[str]) -> np.ndarray:
+            return np.stack([vectors[t] for t in texts])
+
+        real.embed = cached  # type: ignore[method-assign]
+        token = (index_dir / "token").read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        client_s: list[float] = []
+        hits = 0
+        async with aiohttp.ClientSession(f"http://127.0.0.1:{port}", headers=headers) as session:
+
+            async def one(query: str) -> int:
+                started = time.perf_counter()
+                async with session.post("/v1/search", json={"query": query, "mode": mode}) as response:
+                    body = await response.json()
+                    assert response.status == 200, body
+                client_s.append(time.perf_counter() - started)
+                return len(body["hits"])
+
+            await one(queries[0])  # the first search after a sync builds the calibration cache
+            first_s = handler_s[-1]
+            handler_s.clear()
+            client_s.clear()
+            for query in queries:
+                hits += await one(query)
+        chunks = await services.store.count_chunks(index.suffix, index.dimension)
+        table = await services.store.chunks(index.suffix, index.dimension)
+        indices = await table.list_indices()
+        # Recall of the vector list the search fuses (its 50 candidates) against exact search.
+        recalls = []
+        for query in queries:
+            vector = vectors[query].astype(np.float32)
+            got = await services.store.vector_search(index.suffix, index.dimension, vector, 50)
+            exact = await (
+                table.query()
+                .nearest_to(vector)
+                .distance_type("cosine")
+                .limit(50)
+                .bypass_vector_index()
+                .select(["id", "_distance"])
+                .to_arrow()
+            )
+            wanted = set(exact["id"].to_pylist())
+            recalls.append(len(wanted & {row["id"] for row in got}) / max(1, len(wanted)))
+        return {
+            "chunks": chunks,
+            "mode": mode,
+            "queries": len(queries),
+            "server": summary_ms(handler_s),
+            "client_round_trip": summary_ms(client_s),
+            "first_search_after_sync_ms": round(first_s * 1000, 1),
+            "query_embedding_ms_each": round(embed_each * 1000, 2),
+            "mean_hits": round(hits / len(queries), 2),
+            "indices": [f"{i.index_type}({', '.join(i.columns)})" for i in indices],
+            "ann_index_wait_s": round(ann_wait, 2),
+            "vector_recall_at_50": {
+                "mean": round(float(np.mean(recalls)), 4),
+                "min": round(min(recalls), 4),
+            },
+        }
+    finally:
+        await runner.cleanup()
+
+
+def run_query(args: argparse.Namespace) -> dict[str, Any]:
+    queries = make_queries(args.queries, seed=args.seed)
+    record = asyncio.run(_query_bench(args.vault, args.index_dir, args.ollama_host, args.model, queries, args.mode))
+    s = record["server"]
+    print_table(
+        f"/v1/search at {record['chunks']} chunks ({record['mode']}, {record['queries']} queries)",
+        [
+            ("server-side median", f"{s['median_ms']:.1f} ms"),
+            ("server-side p95", f"{s['p95_ms']:.1f} ms"),
+            ("client round trip median", f"{record['client_round_trip']['median_ms']:.1f} ms"),
+            ("first search after a sync", f"{record['first_search_after_sync_ms']:.0f} ms"),
+            ("query embedding (excluded)", f"{record['query_embedding_ms_each']:.1f} ms each"),
+            ("indices", ", ".join(record["indices"])),
+            (
+                "vector recall@50 vs exact",
+                f"mean {record['vector_recall_at_50']['mean']:.3f}, min {record['vector_recall_at_50']['min']:.2f}",
+            ),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
+# -- everything ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    small_notes: int
+    large_notes: int
+    overhead_notes: int
+    restarts: int
+    queries: int
+    edits: int
+
+
+FULL = Plan(small_notes=1000, large_notes=10000, overhead_notes=100, restarts=5, queries=300, edits=100)
+QUICK = Plan(small_notes=100, large_notes=300, overhead_notes=5, restarts=2, queries=30, edits=5)
+
+
+def run_all(args: argparse.Namespace) -> dict[str, Any]:
+    from scripts.synth_vault import generate
+
+    plan = QUICK if args.quick else FULL
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    host = args.ollama_host
+    started = time.monotonic()
+    record: dict[str, Any] = {"machine": machine(), "quick": args.quick, "plan": plan.__dict__, "steps": {}}
+    steps = record["steps"]
+    print(json.dumps(record["machine"], indent=2))
+
+    vaults = {}
+    for name, notes in (("small", plan.small_notes), ("large", plan.large_notes), ("overhead", plan.overhead_notes)):
+        vaults[name] = work / f"vault-{notes}"
+        counts = generate(vaults[name], notes, seed=args.seed)
+        print(f"vault {vaults[name]}: {counts}")
+        steps.setdefault("vaults", {})[name] = {"path": str(vaults[name]), **counts}
+
+    def ns(**kw: Any) -> argparse.Namespace:
+        base = {"ollama_host": host, "json": None, "seed": args.seed, "work": work}
+        return argparse.Namespace(**{**base, **kw})
+
+    with ollama_running(host, start=not args.no_shim):
+        # 1. the pipeline's own throughput: zero-cost in-process embedder, and hash-embed over HTTP
+        steps["index_instant"] = run_index_subprocess(vaults["large"], work / "index-instant", host, "instant")
+        steps["index_fast"] = run_index_subprocess(vaults["large"], work / "index-large", host, FAST_MODEL)
+        steps["index_fast_small"] = run_index_subprocess(vaults["small"], work / "index-small", host, FAST_MODEL)
+        # 2. the real model's overhead ratio
+        steps["overhead"] = run_overhead(
+            ns(
+                vault=vaults["overhead"],
+                model=REAL_MODEL,
+                batch_size=None,
+                concurrency=None,
+                repeat=1 if args.quick else args.repeat,
+            )
+        )
+        # 3. restart with nothing changed
+        steps["restart"] = run_restart(
+            ns(vault=vaults["large"], index_dir=work / "index-large", model=FAST_MODEL, runs=plan.restarts)
+        )
+        # 4. query latency at both sizes
+        steps["query_small"] = run_query(
+            ns(
+                vault=vaults["small"],
+                index_dir=work / "index-small",
+                model=FAST_MODEL,
+                queries=plan.queries,
+                mode="hybrid",
+            )
+        )
+        steps["query_large"] = run_query(
+            ns(
+                vault=vaults["large"],
+                index_dir=work / "index-large",
+                model=FAST_MODEL,
+                queries=plan.queries,
+                mode="hybrid",
+            )
+        )
+        # 5. edits: save-to-searchable and disk growth
+        steps["edits"] = run_edits(
+            ns(
+                vault=vaults["large"],
+                index_dir=work / "index-large",
+                model=FAST_MODEL,
+                edits=plan.edits,
+                debounce_ms=250,
+            )
+        )
+        # 6. memory: vask serve indexing the large vault from scratch
+        steps["memory"] = run_memory(ns(vault=vaults["large"], index_dir=work / "index-memory", model=FAST_MODEL))
+    record["seconds"] = round(time.monotonic() - started, 1)
+    record["figures"] = figures(record)
+    print_figures(record["figures"])
+    write_json(args.json, record)
+    return record
+
+
+TARGETS = {
+    "pipeline_chunks_per_s": (">=", 2000.0),
+    "overhead_ratio": ("<=", 1.15),
+    "restart_ready_s": ("<", 3.0),
+    "restart_embeddings": ("==", 0),
+    "save_to_searchable_median_s": ("<=", 1.0),
+    "search_100k_median_ms": ("<=", 30.0),
+    "search_100k_p95_ms": ("<=", 80.0),
+    "peak_rss_indexing_mib": ("<=", 500.0),
+    "idle_rss_mib": ("<=", 300.0),
+}
+
+
+def figures(record: dict[str, Any]) -> list[dict[str, Any]]:
+    s = record["steps"]
+    mib = 2**20
+    measured: dict[str, Any] = {
+        "pipeline_chunks_per_s": s["index_instant"]["chunks_per_s"],
+        "pipeline_chunks_per_s_hash_embed": s["index_fast"]["chunks_per_s"],
+        "overhead_ratio": s["overhead"]["ratio_median"],
+        "restart_ready_s": s["restart"]["ready_median_s"],
+        "restart_ready_max_s": s["restart"]["ready_max_s"],
+        "restart_embeddings": s["restart"]["embeddings_max"],
+        "restart_first_search_s": s["restart"]["first_search_median_s"],
+        "save_to_searchable_median_s": round(s["edits"]["save_to_searchable"]["median_ms"] / 1000, 3),
+        "save_to_searchable_p95_s": round(s["edits"]["save_to_searchable"]["p95_ms"] / 1000, 3),
+        "search_10k_chunks": s["query_small"]["chunks"],
+        "search_10k_median_ms": s["query_small"]["server"]["median_ms"],
+        "search_10k_p95_ms": s["query_small"]["server"]["p95_ms"],
+        "search_100k_chunks": s["query_large"]["chunks"],
+        "search_100k_median_ms": s["query_large"]["server"]["median_ms"],
+        "search_100k_p95_ms": s["query_large"]["server"]["p95_ms"],
+        "search_100k_vector_recall_at_50": s["query_large"]["vector_recall_at_50"]["mean"],
+        "peak_rss_first_sync_mib": round(s["memory"]["peak_rss_first_sync_bytes"] / mib),
+        "peak_rss_indexing_mib": round(s["memory"]["peak_rss_indexing_bytes"] / mib),
+        "idle_rss_mib": round(s["memory"]["idle_rss_bytes"] / mib),
+        "rss_after_50_searches_mib": round(s["memory"]["rss_after_50_searches_bytes"] / mib),
+        "index_mib_per_1000_chunks": round(s["memory"]["bytes_per_1000_chunks"] / mib, 2),
+        "index_mib_before_edits": round(s["edits"]["index_bytes_before"] / mib, 1),
+        "index_mib_after_edits": round(s["edits"]["index_bytes_after"] / mib, 1),
+        "index_mib_after_edits_compacted": round(s["edits"]["index_bytes_after_final_compaction"] / mib, 1),
+    }
+    out = []
+    for name, value in measured.items():
+        op, target = TARGETS.get(name, ("", None))
+        met = None
+        if target is not None:
+            met = {
+                ">=": value >= target,
+                "<=": value <= target,
+                "<": value < target,
+                "==": value == target,
+            }[op]
+        out.append(
+            {"figure": name, "target": f"{op} {target}" if target is not None else "", "measured": value, "met": met}
+        )
+    return out
+
+
+def print_figures(rows: list[dict[str, Any]]) -> None:
+    print_table(
+        "figures",
+        [
+            (
+                r["figure"],
+                f"{r['measured']}  "
+                + (f"(target {r['target']}: {'met' if r['met'] else 'NOT met'})" if r["target"] else ""),
+            )
+            for r in rows
+        ],
+    )
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, model: str = FAST_MODEL) -> None:
+        p.add_argument("--ollama-host", default=DEFAULT_HOST)
+        p.add_argument("--model", default=model, help="embedding model ('instant': zero-cost, in-process)")
+        p.add_argument("--json", type=Path, default=None, help="write the record here")
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--work", type=Path, default=Path("/tmp/vask-bench"))
+
+    p = sub.add_parser("all", help="every step on synthetic vaults; prints the figures table")
+    p.add_argument("--quick", action="store_true", help="small vaults: finishes in under a minute")
+    p.add_argument("--repeat", type=int, default=2, help="overhead-ratio runs (the median is reported)")
+    p.add_argument("--no-shim", action="store_true", help="never start ../shared/ollama-shim")
+    common(p)
+
+    p = sub.add_parser("index", help="full index of --vault into a fresh --index-dir, time split by stage")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--index-dir", type=Path, required=True)
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--concurrency", type=int, default=None)
+    common(p)
+
+    p = sub.add_parser("overhead", help="real model: full index time ÷ direct embedding time")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--concurrency", type=int, default=None)
+    common(p, REAL_MODEL)
+
+    p = sub.add_parser("restart", help="restart vask serve with nothing changed: time to ready, embeddings")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--index-dir", type=Path, required=True)
+    p.add_argument("--runs", type=int, default=5)
+    common(p)
+
+    p = sub.add_parser("query", help="/v1/search server-side latency (query embedding excluded)")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--index-dir", type=Path, required=True)
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--mode", choices=("hybrid", "vector"), default="hybrid")
+    common(p)
+
+    p = sub.add_parser("edits", help="save-to-searchable over many edits; disk before and after")
+    p.add_argument("--vault", type=Path, required=True, help="edited in place: use a synthetic vault")
+    p.add_argument("--index-dir", type=Path, required=True)
+    p.add_argument("--edits", type=int, default=100)
+    p.add_argument("--debounce-ms", type=int, default=250)
+    common(p)
+
+    p = sub.add_parser("memory", help="vask serve indexing from scratch: peak and idle RSS, disk")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--index-dir", type=Path, required=True, help="replaced")
+    common(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "all":
+        run_all(args)
+        return 0
+    handlers: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+        "index": run_index,
+        "overhead": run_overhead,
+        "restart": run_restart,
+        "query": run_query,
+        "edits": run_edits,
+        "memory": run_memory,
+    }
+    needs_ollama = not (args.command == "index" and args.model == "instant")
+    with ollama_running(args.ollama_host) if needs_ollama else contextlib.nullcontext():
+        handlers[args.command](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
