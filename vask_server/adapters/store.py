@@ -251,7 +251,8 @@ class Store:
         return set(result["path"].to_pylist())
 
     async def vectors_for_ids(self, suffix: str, dimension: int, ids: Sequence[str]) -> np.ndarray:
-        """The vectors of these chunk ids, in the order given (ids must exist)."""
+        """The vectors of these chunk ids that exist, in the order given. (A sync between the caller's
+        reading the ids and this can have replaced some: those are left out, not an error.)"""
         table = await self.chunks(suffix, dimension)
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), _IN_LIST_BATCH):
@@ -261,7 +262,8 @@ class Store:
             vectors = vectors.reshape(result.num_rows, dimension)
             for row, chunk_id in enumerate(result["id"].to_pylist()):
                 found[chunk_id] = vectors[row]
-        return np.stack([found[i] for i in ids]) if ids else np.zeros((0, dimension), dtype=np.float32)
+        rows = [found[i] for i in ids if i in found]
+        return np.stack(rows) if rows else np.zeros((0, dimension), dtype=np.float32)
 
     async def count_chunks(self, suffix: str, dimension: int) -> int:
         return int(await (await self.chunks(suffix, dimension)).count_rows())
