@@ -462,11 +462,31 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
         index_dir = args.work / f"index-overhead-{n}"
         if index_dir.exists():
             shutil.rmtree(index_dir)
-        direct = asyncio.run(_direct_embed(texts, args.ollama_host, args.model, args.batch_size, args.concurrency))
-        indexed = asyncio.run(
-            _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
+
+        # Alternate which goes first, so a machine getting busier or quieter during the run does not
+        # favour one side.
+        def direct_embed() -> float:
+            return asyncio.run(_direct_embed(texts, args.ollama_host, args.model, args.batch_size, args.concurrency))
+
+        def full_index(index_dir: Path = index_dir) -> dict[str, Any]:
+            return asyncio.run(
+                _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
+            )
+
+        if n % 2 == 0:
+            direct = direct_embed()
+            indexed = full_index()
+        else:
+            indexed = full_index()
+            direct = direct_embed()
+        pairs.append(
+            {
+                "order": "direct first" if n % 2 == 0 else "index first",
+                "direct_embed_s": round(direct, 2),
+                "index": indexed,
+                "ratio": indexed["total_s"] / direct,
+            }
         )
-        pairs.append({"direct_embed_s": round(direct, 2), "index": indexed, "ratio": indexed["total_s"] / direct})
         print(
             f"run {n + 1}: {len(texts)} texts embedded directly in {direct:.1f} s; full index "
             f"{indexed['total_s']:.1f} s; ratio {indexed['total_s'] / direct:.3f}"

@@ -20,8 +20,9 @@ HEADING_SEPARATOR = " > "
 _REPEATED_HEADER = "table-header"  # a table's header copied into a later piece: not new content
 
 # Chunking asks for the token count of the same line several times (section sizes, merging, packing):
-# counted once, then remembered. Bounded, so a long sync does not keep every line it has seen.
-_line_tokens = functools.lru_cache(maxsize=8192)(count_tokens)
+# counted once, then remembered. Bounded by a long note's lines, so a long sync does not keep every
+# line it has seen (8,192 entries held ~8 MB after a 10,000-note build).
+_line_tokens = functools.lru_cache(maxsize=2048)(count_tokens)
 
 
 @dataclass(frozen=True)

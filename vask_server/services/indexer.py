@@ -225,6 +225,8 @@ class Indexer:
             await self.store.drop(str(previous["suffix"]))
         if only is None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
+        if len(batches) > 1:
+            await self.store.forget_tables()
         if len(batches) > 1 or compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
         await self.store.index_vectors_later(suffix, dimension)
