@@ -133,13 +133,6 @@ class OllamaGateway:
         short = {name.removesuffix(":latest") for name in available}
         return True, [m for m in models if m not in available and m.removesuffix(":latest") not in short]
 
-    async def list_models(self) -> list[str]:
-        async def call() -> list[str]:
-            response = await self._client.list()
-            return [m.model for m in response.models if m.model]
-
-        return await self._call("list", "", call)
-
 
 async def _empty() -> AsyncIterator[Any]:
     return

@@ -26,6 +26,7 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
 
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
+from vask_server.core.retrieve import sql_string
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +68,6 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
 
 
 _M_ARENA_MAX = -8  # from glibc's malloc.h
-
-
-def sql_string(value: str) -> str:
-    """A SQL string literal with quotes escaped: paths come from the user's file names."""
-    return "'" + value.replace("'", "''") + "'"
 
 
 def sql_in(column: str, values: Sequence[str]) -> str:

@@ -6,7 +6,6 @@ Pure: the caller reads the file and passes its text. Every line of the file keep
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -302,7 +301,3 @@ def _dedupe(items: Iterable[str]) -> list[str]:
             seen.add(item)
             out.append(item)
     return out
-
-
-def folder_of(path: str) -> str:
-    return posixpath.dirname(path)

@@ -23,7 +23,8 @@ class Filters:
         return not (self.folders or self.exclude_folders or self.tags or self.paths)
 
 
-def _literal(value: str) -> str:
+def sql_string(value: str) -> str:
+    """A SQL string literal with quotes escaped: paths and tags come from the user's files."""
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -38,15 +39,15 @@ def filters_to_where(filters: Filters | None) -> str | None:
     clauses: list[str] = []
     if filters.folders:
         clauses.append(
-            "(" + " OR ".join(f"starts_with(path, {_literal(_folder_prefix(f))})" for f in filters.folders) + ")"
+            "(" + " OR ".join(f"starts_with(path, {sql_string(_folder_prefix(f))})" for f in filters.folders) + ")"
         )
     for folder in filters.exclude_folders:
-        clauses.append(f"NOT starts_with(path, {_literal(_folder_prefix(folder))})")
+        clauses.append(f"NOT starts_with(path, {sql_string(_folder_prefix(folder))})")
     if filters.tags:
-        tags = ", ".join(_literal(t.lstrip("#").lower()) for t in filters.tags)
+        tags = ", ".join(sql_string(t.lstrip("#").lower()) for t in filters.tags)
         clauses.append(f"array_has_any(tags, [{tags}])")
     if filters.paths:
-        clauses.append(f"path IN ({', '.join(_literal(p) for p in filters.paths)})")
+        clauses.append(f"path IN ({', '.join(sql_string(p) for p in filters.paths)})")
     return " AND ".join(clauses)
 
 

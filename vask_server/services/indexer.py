@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.meta import IndexMeta
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, matches_snapshot, save_snapshot
 from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory, table_suffix
@@ -387,8 +386,3 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
     vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dimension)
     return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
-
-
-def status_of(meta: IndexMeta) -> tuple[str | None, int | None, str | None]:
-    active = meta.active or {}
-    return active.get("model"), active.get("dimension"), active.get("suffix")

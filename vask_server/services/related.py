@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from vask_server.adapters.store import Store, sql_string
+from vask_server.adapters.store import Store
+from vask_server.core.retrieve import sql_string
 from vask_server.errors import NotFound
 from vask_server.services.search import ActiveIndex
 

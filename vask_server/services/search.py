@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,6 @@ class SearchResult:
     best_similarity: float | None = None
     evidence_threshold: float | None = None  # the calibrated cosine below which the search declines
     declined: bool = False
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
