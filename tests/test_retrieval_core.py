@@ -66,6 +66,18 @@ def test_large_tables_become_row_groups_that_repeat_the_header():
     assert len(seed) < len(chunks) and "| 2026-03-01 |" in seed[0].embed_text
 
 
+def test_a_row_too_long_for_a_chunk_is_split_as_text_not_read_as_rows():
+    long_note = " ".join(f"word{i}" for i in range(400))
+    text = "| date | km | note |\n|---|---|---|\n| 2026-03-01 | 5 | short |\n" + f"| 2026-03-02 | 8 | {long_note} |\n"
+    chunks = chunk_note(parse_note("Log.md", text), ChunkOptions(max_tokens=240, table_tokens=20))
+    embedded = "\n".join(chunk.embed_text for chunk in chunks)
+    assert "date: 2026-03-01; km: 5; note: short." in embedded
+    assert "word0" in embedded and "word399" in embedded  # nothing lost
+    # the pieces of the long row are not re-read as rows of the header ("date: word17 ...")
+    assert "date: word" not in embedded and "date: 2026-03-02" not in embedded
+    assert all(chunk.line_start <= chunk.line_end for chunk in chunks)
+
+
 def test_note_record_describes_the_note_as_a_whole():
     note = parse_note(
         "Books/Salt Fat Acid Heat.md",

@@ -18,6 +18,7 @@ from vask_server.core.tokens import count_tokens
 
 HEADING_SEPARATOR = " > "
 _REPEATED_HEADER = "table-header"  # a table's header copied into a later piece: not new content
+_ROW_PART = "table-row-part"  # a piece of a row too long for one chunk: plain text, not a table row
 
 # Chunking asks for the token count of the same line several times (section sizes, merging, packing):
 # counted once, then remembered. Bounded by a long note's lines, so a long sync does not keep every
@@ -35,6 +36,7 @@ class ChunkOptions:
     tables_as_text: bool = True
     # With tables as text, a table larger than this is split into row groups (the header repeated in
     # each), so a question about one row meets a passage about a few rows, not a whole dashboard.
+    # (Single-row pieces were measured and lost on the dev questions: docs/EVALUATION.md.)
     table_tokens: int = 100
 
 
@@ -167,8 +169,10 @@ def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
     units: list[list[tuple[int, str, str]]] = []
     for block in _blocks(section.lines):
         is_table = all(kind == LINE_TABLE for _, _, kind in block)
-        block_budget = min(budget, options.table_tokens) if is_table and options.tables_as_text else budget
-        units.extend(_fit_block(block, block_budget, char_budget))
+        if is_table and options.tables_as_text:
+            units.extend(_split_table(block, min(budget, options.table_tokens), budget, char_budget))
+        else:
+            units.extend(_fit_block(block, budget, char_budget))
     pieces: list[_Piece] = []
     current: list[tuple[int, str, str]] = []
     tokens = chars = 0
@@ -216,6 +220,51 @@ def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int)
             used_chars += part_chars
     if current:
         out.append((repeated if out else header) + current)
+    return out
+
+
+def _split_table(
+    block: list[tuple[int, str, str]], table_budget: int, budget: int, char_budget: int
+) -> list[list[tuple[int, str, str]]]:
+    """A table that fits `table_budget` stays whole; a larger one becomes groups of rows of at most
+    `table_budget` tokens, each under the header. A row too long for a chunk on its own is split as
+    plain text: its pieces are not rows, and must not be read against the header's columns."""
+    tokens = sum(_line_tokens(t) for _, t, _ in block)
+    chars = sum(len(t) + 1 for _, t, _ in block)
+    if (tokens <= table_budget and chars <= char_budget) or len(block) <= 2:
+        return _fit_block(block, budget, char_budget)
+    header, rows = block[:2], block[2:]
+    repeated = [(number, text, _REPEATED_HEADER) for number, text, _ in header]
+    header_tokens = sum(_line_tokens(t) for _, t, _ in header)
+    room_tokens = budget - header_tokens  # the most one row may take
+    group_tokens = max(1, table_budget - header_tokens)  # the most a group of rows may take
+    room_chars = char_budget - sum(len(t) + 1 for _, t, _ in header)
+    out: list[list[tuple[int, str, str]]] = []
+    group: list[tuple[int, str, str]] = []
+    used_tokens = used_chars = 0
+    header_placed = False
+
+    def close_group() -> None:
+        nonlocal group, used_tokens, used_chars, header_placed
+        if group:
+            out.append((repeated if header_placed else header) + group)
+            header_placed = True
+            group, used_tokens, used_chars = [], 0, 0
+
+    for number, text, _ in rows:
+        row_tokens, row_chars = _line_tokens(text), len(text) + 1
+        if row_tokens > room_tokens or row_chars > room_chars:
+            close_group()
+            out.extend([part] for part in _split_line((number, text, _ROW_PART), budget, char_budget))
+            continue
+        if group and (used_tokens + row_tokens > group_tokens or used_chars + row_chars > room_chars):
+            close_group()
+        group.append((number, text, LINE_TABLE))
+        used_tokens += row_tokens
+        used_chars += row_chars
+    close_group()
+    if not header_placed and out:  # every row was too long: the header still belongs somewhere
+        out[0] = header + out[0]
     return out
 
 
@@ -295,7 +344,7 @@ def _join(piece: _Piece, *, tables_as_text: bool = False) -> str:
             if out and out[-1] != "":
                 out.append("")
             continue
-        out.append(text)
+        out.append(text)  # (a piece of an over-long row, _ROW_PART, is plain text here)
     return "\n".join(out).strip()
 
 
