@@ -4,7 +4,15 @@ from vask_server.core.chunk import ChunkOptions, chunk_note, table_as_text
 from vask_server.core.describe import describe, is_hub, note_record
 from vask_server.core.metrics import Outcome, Question, parse_questions, summarise
 from vask_server.core.parse import parse_note
-from vask_server.core.retrieve import Filters, filters_to_where, fuse, graph_boost, limit_per_note, row_to_hit
+from vask_server.core.retrieve import (
+    Filters,
+    filters_to_where,
+    fuse,
+    graph_boost,
+    limit_per_note,
+    row_to_hit,
+    topic_query,
+)
 
 
 def row(id_: str, path: str, score: float = 0.5) -> dict:
@@ -139,3 +147,14 @@ def test_an_exact_match_of_every_content_word_counts_as_evidence():
     assert covers_query(row_, "88213")
     assert not covers_query(row_, "What guitar practice routine did I set up?")
     assert not covers_query(row_, "what is it?")  # no content words: no evidence
+
+
+def test_topic_query_drops_the_scaffolding_of_a_question():
+    assert topic_query("How much did my car insurance renewal cost?") == "much car insurance renewal cost"
+    assert topic_query("What did I decide about getting a mortgage?") == "decide getting mortgage"
+    # repeated words once, case kept (names), non-English words kept as they are
+    assert topic_query("Is Tidepool Pro cheaper than Tidepool Lite?") == "Tidepool Pro cheaper than Lite"
+    assert topic_query("¿Cómo se dice sourdough starter?") == "Cómo dice sourdough starter"
+    # nothing to gain: one content word left, or no scaffolding to drop
+    assert topic_query("What is SFAH?") is None
+    assert topic_query("sourdough starter ratio") is None

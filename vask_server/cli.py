@@ -111,14 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
-    p.add_argument("--split", default=None, help="only questions of this split (dev or heldout)")
+    p.add_argument("--split", default=None, help="only questions of this split (e.g. dev, heldout, fresh)")
     p.add_argument(
         "--compare",
         action="store_true",
         help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid and "
-        "hybrid+graph side by side",
+        "hybrid+graph side by side, and hybrid with the previous decline rule (hybrid-question-decline)",
     )
-    p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid+graph)")
+    p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid)")
     _add_setting_flags(p, _FLAGS["eval"])
     return parser
 
@@ -420,26 +420,27 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
 
 def render_eval(reports: list[dict[str, Any]]) -> str:
     lines: list[str] = []
+    width = max([14, *(len(rep["config"]) + 2 for rep in reports)])
     header = (
-        f"{'config':<14}{'n':>4}{'hit@1':>8}{'hit@3':>8}{'hit@6':>8}{'hit@10':>8}{'MRR@10':>8}"
+        f"{'config':<{width}}{'n':>4}{'hit@1':>8}{'hit@3':>8}{'hit@6':>8}{'hit@10':>8}{'MRR@10':>8}"
         f"{'absent declined':>17}{'answerable declined':>21}"
     )
     lines.append(header)
     for rep in reports:
         o = rep["overall"]
         lines.append(
-            f"{rep['config']:<14}{o['count']:>4}{o.get('hit@1', 0):>8.3f}{o.get('hit@3', 0):>8.3f}"
+            f"{rep['config']:<{width}}{o['count']:>4}{o.get('hit@1', 0):>8.3f}{o.get('hit@3', 0):>8.3f}"
             f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
             f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
         )
-    for split in ("dev", "heldout"):
+    for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")
         for rep in reports:
             o = rep["by_split"].get(split)
             if o:
                 lines.append(
-                    f"  {rep['config']:<14}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.3f}"
+                    f"  {rep['config']:<{width}}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.3f}"
                     f"  hit@6 {o.get('hit@6', 0):.3f}"
                     f"  MRR@10 {o['mrr@10']:.3f}  absent declined {o['absent_declined']}/{o['absent']}"
                     f"  answerable declined {o['answerable_declined']}"

@@ -64,6 +64,20 @@ def content_words(text: str) -> set[str]:
     return {w for w in (m.lower() for m in _WORD_RE.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
 
 
+def topic_query(question: str) -> str | None:
+    """The question without its scaffolding ("What have I written about…", "How much did my…"):
+    its content words in order. Such phrasing resembles any first-person note, so it lifts the
+    best cosine of a question the notes cannot answer; the topic alone does not (on the dev
+    questions it widened the gap between absent and answerable ones from 0.04 to 0.08).
+    None when fewer than two content words are left: then the question speaks for itself."""
+    words: list[str] = []
+    for word in _WORD_RE.findall(question):
+        if len(word) > 2 and word.lower() not in _STOPWORDS and word not in words:
+            words.append(word)
+    topic = " ".join(words)
+    return topic if len(words) >= 2 and topic != question.strip() else None
+
+
 def covers_query(row: dict[str, Any], query: str) -> bool:
     """Every content word of the query appears in the passage (title and heading included): exact
     evidence, such as a rare name or code, that a low cosine should not overrule."""

@@ -48,9 +48,15 @@ PRESETS: dict[str, EvalConfig] = {
     "vector": EvalConfig("vector", RetrievalConfig(mode="vector", per_note=1), 0.25),
     "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid", per_note=1), 0.25),
     "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True, per_note=1), 0.25),
+    # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
+    "hybrid-question-decline": EvalConfig(
+        "hybrid-question-decline",
+        RetrievalConfig(mode="hybrid", per_note=1, decline_on="question", decline_sigmas=0.7),
+        0.25,
+    ),
 }
 DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
-COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid+graph")
+COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid+graph", "hybrid-question-decline")
 
 
 def preset(name: str, min_similarity: float) -> EvalConfig:
