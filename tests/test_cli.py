@@ -108,7 +108,7 @@ def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path)
     code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--compare", "--json")
     assert code == 0
     reports = {r["config"]: r for r in json.loads(out)["reports"]}
-    assert list(reports) == ["baseline", "vector", "hybrid", "hybrid+graph", "hybrid-question-decline"]
+    assert list(reports) == ["baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline"]
     assert reports["baseline"]["settings"]["seed_index"] is True
     for rep in reports.values():
         overall = rep["overall"]

@@ -8,6 +8,7 @@ from vask_server.core.retrieve import (
     Filters,
     filters_to_where,
     fuse,
+    fuse_convex,
     graph_boost,
     limit_per_note,
     row_to_hit,
@@ -27,6 +28,26 @@ def test_reciprocal_rank_fusion_rewards_agreement():
     c = ranked[0]
     assert c.similarity == 0.7 and c.keyword == 12.0 and c.keyword_rank == 1
     assert ranked[-1].row["id"] == "d" and ranked[-1].similarity is None
+
+
+def test_convex_fusion_keeps_how_strong_each_match_is():
+    vector = [row("a", "A.md", 0.62), row("b", "B.md", 0.60), row("c", "C.md", 0.30)]
+    # the keyword list's best is a weak semantic match (a common word); b is a close second in both
+    keyword = [dict(row("c", "C.md", 10.0), similarity=0.30), dict(row("b", "B.md", 8.0), similarity=0.60)]
+    ranked = fuse_convex(vector, keyword, alpha=0.9)
+    assert [r.row["id"] for r in ranked] == ["b", "a", "c"]
+    b, a, c = ranked
+    assert abs(b.fused - (0.9 * 0.60 + 0.1 * 0.8)) < 1e-9 and abs(a.fused - 0.9 * 0.62) < 1e-9
+    assert abs(c.fused - (0.9 * 0.30 + 0.1 * 1.0)) < 1e-9  # first by keyword, still last: its cosine is low
+    # reciprocal ranks see only positions: the keyword list's first (c) comes out on top
+    assert fuse(vector, keyword)[0].row["id"] == "c"
+    # no keyword list: the cosine order, scaled
+    assert [r.row["id"] for r in fuse_convex(vector, [])] == ["a", "b", "c"]
+    # a passage holding every content word of a short query (an exact term) gets the keyword share twice
+    rare = dict(row("q", "Q.md", 10.0), similarity=0.45, text="Added a note about quokkas.")
+    exact = fuse_convex(vector, [rare], query="quokkas", alpha=0.9)
+    assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.45 + 0.1 * 2.0)) < 1e-9
+    assert fuse_convex(vector, [rare], query="wombats", alpha=0.9)[0].row["id"] == "a"
 
 
 def test_graph_boost_is_bounded_and_needs_co_citation():
@@ -155,6 +176,10 @@ def test_topic_query_drops_the_scaffolding_of_a_question():
     # repeated words once, case kept (names), non-English words kept as they are
     assert topic_query("Is Tidepool Pro cheaper than Tidepool Lite?") == "Tidepool Pro cheaper than Lite"
     assert topic_query("¿Cómo se dice sourdough starter?") == "Cómo dice sourdough starter"
+    # codes and terms with symbols stay whole; contractions and possessives keep their word
+    assert topic_query("What does i+1 mean in my notes?") == "i+1 mean notes"
+    assert topic_query("When is the DELE B2 exam?") == "DELE B2 exam"
+    assert topic_query("What's Sam’s recipe? Why didn't I ship it?") == "Sam recipe ship"
     # nothing to gain: one content word left, or no scaffolding to drop
     assert topic_query("What is SFAH?") is None
     assert topic_query("sourdough starter ratio") is None

@@ -48,6 +48,8 @@ PRESETS: dict[str, EvalConfig] = {
     "vector": EvalConfig("vector", RetrievalConfig(mode="vector", per_note=1), 0.25),
     "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid", per_note=1), 0.25),
     "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True, per_note=1), 0.25),
+    # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
+    "hybrid-rrf": EvalConfig("hybrid-rrf", RetrievalConfig(mode="hybrid", fusion="rrf", per_note=1), 0.25),
     # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
     "hybrid-question-decline": EvalConfig(
         "hybrid-question-decline",
@@ -56,7 +58,7 @@ PRESETS: dict[str, EvalConfig] = {
     ),
 }
 DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
-COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid+graph", "hybrid-question-decline")
+COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline")
 
 
 def preset(name: str, min_similarity: float) -> EvalConfig:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from vask_server.core.retrieve import (
     covers_query,
     filters_to_where,
     fuse,
+    fuse_convex,
     graph_boost,
     limit_per_note,
     row_to_hit,
@@ -43,6 +44,9 @@ class RetrievalConfig:
     """How to retrieve; eval compares configurations side by side."""
 
     mode: str = "hybrid"  # "vector" or "hybrid"
+    # How hybrid mode merges the lists: "convex" (alpha × cosine + (1 − alpha) × normalised BM25)
+    # or "rrf" (reciprocal ranks, the previous default: docs/EVALUATION.md compares them).
+    fusion: str = "convex"
     note_records: bool = True  # also match note-level records (title, aliases, headings, opening)
     # Boost notes linked to and from the strongest hits. Off by default: on sample_vault it lowered
     # hit@1 at every weight tried (docs/EVALUATION.md); kept as a measured option.
@@ -223,7 +227,10 @@ class Searcher:
             text_rows = found[1]
             for row in text_rows:  # every candidate gets a cosine, so one threshold speaks for all
                 row["similarity"] = float(np.dot(vector, np.asarray(row.pop("vector"), dtype=np.float32)))
-        ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [])
+        if config.mode == "hybrid" and config.fusion == "convex":
+            ranked = fuse_convex(vector_rows, text_rows, query=query)
+        else:
+            ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [])
         cache = await self._index_cache(index)
         if config.graph:
             ranked = graph_boost(
@@ -242,7 +249,7 @@ class Searcher:
             threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
         exact = any(covers_query(row, query) for row in text_rows[:3])
         declined = best is None or evidence is None or (evidence < threshold and not exact)
-        hits = [] if declined else _passing(ranked, min_similarity, hybrid=config.mode == "hybrid")
+        hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
         declined = declined or not hits
         return SearchResult(
             limit_per_note(hits, top_k, config.per_note),
@@ -254,15 +261,24 @@ class Searcher:
         )
 
 
-def _passing(ranked: list[Ranked], min_similarity: float, *, hybrid: bool) -> list[Hit]:
+def _score_scale(config: RetrievalConfig) -> Callable[[Ranked], float]:
+    """The 0–1 score a hit shows: the cosine, the convex score, or reciprocal ranks as a share of
+    the best possible (first in both lists)."""
+    if config.mode != "hybrid":
+        return lambda item: item.similarity or 0.0
+    if config.fusion == "convex":
+        return lambda item: max(0.0, min(1.0, item.fused))  # (an exact match can pass 1)
+    best_possible = 2.0 / (RRF_K + 1)
+    return lambda item: min(1.0, item.fused / best_possible)
+
+
+def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ranked], float]) -> list[Hit]:
     """Passages good enough to show: similar enough, or among the strongest keyword matches
     (an exact rare term, like an alias, can matter more than a vector's opinion)."""
-    best_possible = 2.0 / (RRF_K + 1)  # first in both lists
     hits = []
     for item in ranked:
         similarity = item.similarity if item.similarity is not None else 0.0
         strong_keyword = item.keyword_rank is not None and item.keyword_rank <= 3
         if similarity >= min_similarity or strong_keyword:
-            score = min(1.0, item.fused / best_possible) if hybrid else similarity
-            hits.append(row_to_hit(item.row, score, similarity))
+            hits.append(row_to_hit(item.row, score(item), similarity))
     return hits
