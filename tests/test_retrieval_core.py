@@ -43,11 +43,16 @@ def test_convex_fusion_keeps_how_strong_each_match_is():
     assert fuse(vector, keyword)[0].row["id"] == "c"
     # no keyword list: the cosine order, scaled
     assert [r.row["id"] for r in fuse_convex(vector, [])] == ["a", "b", "c"]
-    # a passage holding every content word of a short query (an exact term) gets the keyword share twice
-    rare = dict(row("q", "Q.md", 10.0), similarity=0.45, text="Added a note about quokkas.")
+    # an exact match (every content word of the query in the passage) gets the keyword share twice,
+    # and for a one- or two-word query it ranks above closer cosines that are not exact
+    rare = dict(row("q", "Q.md", 10.0), similarity=0.2, text="Added a note about quokkas.")
     exact = fuse_convex(vector, [rare], query="quokkas", alpha=0.9)
-    assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.45 + 0.1 * 2.0)) < 1e-9
+    assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.2 + 0.1 * 2.0)) < 1e-9
     assert fuse_convex(vector, [rare], query="wombats", alpha=0.9)[0].row["id"] == "a"
+    # a longer question is ranked by score alone, exact or not
+    long_question = "Added a note about quokkas today"
+    rare_long = dict(rare, text=long_question)
+    assert fuse_convex(vector, [rare_long], query=long_question, alpha=0.9)[0].row["id"] == "a"
 
 
 def test_graph_boost_is_bounded_and_needs_co_citation():
@@ -79,18 +84,44 @@ def test_limit_per_note_keeps_the_best_chunks_of_each_note():
 def test_tables_read_as_column_value_sentences():
     lines = ["| Area | Status | Next action |", "| --- | :-: | --- |", "| Homelab | Blocked | Wait for the SSD |"]
     assert table_as_text(lines) == ["Area: Homelab; Status: Blocked; Next action: Wait for the SSD."]
+    assert table_as_text(lines, key=0) == ["Homelab — Status: Blocked; Next action: Wait for the SSD."]
     assert table_as_text(["| just | pipes |"]) == ["| just | pipes |"]
 
 
-def test_large_tables_become_row_groups_that_repeat_the_header():
+def test_a_dashboard_row_is_led_by_the_column_that_names_it():
+    text = "## Dashboard\n\n| Area | Note | Status | Next action |\n| --- | --- | --- | --- |\n" + "".join(
+        f"| {area} | [[{name}]] | {status} | {action} with enough words to make the table long |\n"
+        for area, name, status, action in [
+            ("Projects", "Launch", "Active", "Fix the widget"),
+            ("Projects", "Newsletter", "Paused", "Restart after launch"),
+            ("Areas", "Homelab", "Blocked", "Waiting on the replacement SSD"),
+            ("Areas", "Running log", "Active", "Two recovery weeks"),
+            ("Areas", "Finances", "Watch", "Move money to the tax pot"),
+        ]
+    )
+    chunks = chunk_note(parse_note("Home.md", text), ChunkOptions(table_tokens=40))
+    homelab = [c for c in chunks if "SSD" in c.text]
+    assert len(homelab) == 1 and len(chunks) == 5  # one row per chunk once the table is over budget
+    # "Area" repeats, so "Note" names the rows; the raw text keeps the header for display
+    assert (
+        "Homelab — Area: Areas; Status: Blocked; Next action: Waiting on the replacement SSD" in homelab[0].embed_text
+    )
+    assert homelab[0].text.startswith("| Area | Note | Status | Next action |")
+    assert homelab[0].line_start == homelab[0].line_end == 7
+
+
+def test_large_tables_become_rows_that_repeat_the_header():
     text = "## Log\n\n| date | km | note |\n|---|---|---|\n" + "".join(
         f"| 2026-03-{i:02d} | {i} | easy run along the canal with a few strides |\n" for i in range(1, 25)
     )
     chunks = chunk_note(parse_note("Running log.md", text), ChunkOptions(table_tokens=100))
-    assert len(chunks) > 3
-    for chunk in chunks:
+    assert len(chunks) == 24
+    for i, chunk in enumerate(chunks, start=1):
         assert chunk.text.startswith("| date | km | note |")
-        assert "date: 2026-03-" in chunk.embed_text and "|" not in chunk.embed_text.split("\n\n", 1)[1]
+        assert f"2026-03-{i:02d} — km: {i}; note: easy run" in chunk.embed_text
+        assert "|" not in chunk.embed_text.split("\n\n", 1)[1]
+    grouped = chunk_note(parse_note("Running log.md", text), ChunkOptions(table_tokens=100, table_rows=50))
+    assert 1 < len(grouped) < 24  # row groups up to the 100-token table budget
     seed = chunk_note(parse_note("Running log.md", text), ChunkOptions(tables_as_text=False))
     assert len(seed) < len(chunks) and "| 2026-03-01 |" in seed[0].embed_text
 
@@ -100,7 +131,7 @@ def test_a_row_too_long_for_a_chunk_is_split_as_text_not_read_as_rows():
     text = "| date | km | note |\n|---|---|---|\n| 2026-03-01 | 5 | short |\n" + f"| 2026-03-02 | 8 | {long_note} |\n"
     chunks = chunk_note(parse_note("Log.md", text), ChunkOptions(max_tokens=240, table_tokens=20))
     embedded = "\n".join(chunk.embed_text for chunk in chunks)
-    assert "date: 2026-03-01; km: 5; note: short." in embedded
+    assert "2026-03-01 — km: 5; note: short." in embedded
     assert "word0" in embedded and "word399" in embedded  # nothing lost
     # the pieces of the long row are not re-read as rows of the header ("date: word17 ...")
     assert "date: word" not in embedded and "date: 2026-03-02" not in embedded

@@ -34,10 +34,12 @@ class ChunkOptions:
     min_tokens: int = 48
     # Embed table rows as "column: value" pairs: a Markdown grid of pipes reads poorly to a model.
     tables_as_text: bool = True
-    # With tables as text, a table larger than this is split into row groups (the header repeated in
-    # each), so a question about one row meets a passage about a few rows, not a whole dashboard.
-    # (Single-row pieces were measured and lost on the dev questions: docs/EVALUATION.md.)
+    # With tables as text, a table larger than this is split into pieces of `table_rows` rows (the
+    # header repeated in each), so a question about one row meets that row, not a whole dashboard:
+    # with all-minilm a dashboard row scored 0.20 against its question in a group of three rows and
+    # 0.30 alone, led by the name of what it is about (docs/EVALUATION.md).
     table_tokens: int = 100
+    table_rows: int = 1
 
 
 @dataclass
@@ -170,7 +172,9 @@ def _split_to_budget(section: _Section, options: ChunkOptions) -> list[_Piece]:
     for block in _blocks(section.lines):
         is_table = all(kind == LINE_TABLE for _, _, kind in block)
         if is_table and options.tables_as_text:
-            units.extend(_split_table(block, min(budget, options.table_tokens), budget, char_budget))
+            units.extend(
+                _split_table(block, min(budget, options.table_tokens), budget, char_budget, options.table_rows)
+            )
         else:
             units.extend(_fit_block(block, budget, char_budget))
     pieces: list[_Piece] = []
@@ -224,11 +228,12 @@ def _fit_block(block: list[tuple[int, str, str]], budget: int, char_budget: int)
 
 
 def _split_table(
-    block: list[tuple[int, str, str]], table_budget: int, budget: int, char_budget: int
+    block: list[tuple[int, str, str]], table_budget: int, budget: int, char_budget: int, max_rows: int
 ) -> list[list[tuple[int, str, str]]]:
-    """A table that fits `table_budget` stays whole; a larger one becomes groups of rows of at most
-    `table_budget` tokens, each under the header. A row too long for a chunk on its own is split as
-    plain text: its pieces are not rows, and must not be read against the header's columns."""
+    """A table that fits `table_budget` stays whole; a larger one becomes groups of at most
+    `max_rows` rows and `table_budget` tokens, each under the header. A row too long for a chunk on
+    its own is split as plain text: its pieces are not rows, and must not be read against the
+    header's columns."""
     tokens = sum(_line_tokens(t) for _, t, _ in block)
     chars = sum(len(t) + 1 for _, t, _ in block)
     if (tokens <= table_budget and chars <= char_budget) or len(block) <= 2:
@@ -257,7 +262,9 @@ def _split_table(
             close_group()
             out.extend([part] for part in _split_line((number, text, _ROW_PART), budget, char_budget))
             continue
-        if group and (used_tokens + row_tokens > group_tokens or used_chars + row_chars > room_chars):
+        if group and (
+            len(group) >= max_rows or used_tokens + row_tokens > group_tokens or used_chars + row_chars > room_chars
+        ):
             close_group()
         group.append((number, text, LINE_TABLE))
         used_tokens += row_tokens
@@ -302,7 +309,7 @@ def _finalise(note: Note, pieces: list[_Piece], *, tables_as_text: bool = True) 
             continue
         own_lines = [number for number, _, kind in piece.lines if kind != _REPEATED_HEADER]
         heading = HEADING_SEPARATOR.join(piece.heading_path)
-        body = _join(piece, tables_as_text=True) if tables_as_text else text
+        body = _join(piece, note=note) if tables_as_text else text
         embed_text = f"{heading}\n\n{body}"
         content_hash = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()[:32]
         duplicate = seen.get(content_hash, 0)
@@ -326,20 +333,27 @@ def _finalise(note: Note, pieces: list[_Piece], *, tables_as_text: bool = True) 
     return chunks
 
 
-def _join(piece: _Piece, *, tables_as_text: bool = False) -> str:
-    """Lines of a piece, dropping its own leading heading (it is in the heading path)."""
+def _join(piece: _Piece, *, note: Note | None = None) -> str:
+    """Lines of a piece, dropping its own leading heading (it is in the heading path). Given the
+    `note`, table rows become sentences led by the column that names each row, which is found in
+    the note's whole table (the piece may hold one row of it)."""
     lines = piece.lines
     if lines and lines[0][2] == LINE_HEADING and piece.anchor:
         lines = lines[1:]
     out: list[str] = []
     table: list[str] = []
-    for _, text, kind in [*lines, (0, "", LINE_BLANK)]:
+    table_line = 0
+    for number, text, kind in [*lines, (0, "", LINE_BLANK)]:
         if kind in (LINE_TABLE, _REPEATED_HEADER):
+            table_line = table_line or number
             table.append(text)
             continue
         if table:
-            out.extend(table_as_text(table) if tables_as_text else table)
-            table = []
+            if note is None:
+                out.extend(table)
+            else:
+                out.extend(table_as_text(table, key=_key_column(_whole_table(note, table_line))))
+            table, table_line = [], 0
         if kind == LINE_BLANK:
             if out and out[-1] != "":
                 out.append("")
@@ -359,8 +373,33 @@ def _is_separator(cells: list[str]) -> bool:
     return all(cell and set(cell) <= set(":- ") for cell in cells)
 
 
-def table_as_text(lines: list[str]) -> list[str]:
-    """Markdown table rows as "column: value" lines, so each row reads as a sentence of facts."""
+def _whole_table(note: Note, line_number: int) -> list[str]:
+    """The table around a (1-based) line of the note: its contiguous table lines."""
+    start = end = line_number - 1
+    while start > 0 and note.kinds[start - 1] == LINE_TABLE:
+        start -= 1
+    while end + 1 < len(note.kinds) and note.kinds[end + 1] == LINE_TABLE:
+        end += 1
+    return list(note.lines[start : end + 1])
+
+
+def _key_column(lines: list[str]) -> int | None:
+    """The column that names each row: the first whose values are all present and all different
+    ("Note" on a dashboard whose "Area" repeats; the date of a log). None when no column does."""
+    rows = [_cells(line) for line in lines]
+    if len(rows) < 3 or not _is_separator(rows[1]):
+        return None
+    body = [row for row in rows[2:] if not _is_separator(row)]
+    for column in range(len(rows[0])):
+        values = [row[column].casefold() if column < len(row) else "" for row in body]
+        if values and all(values) and len(set(values)) == len(values):
+            return column
+    return None
+
+
+def table_as_text(lines: list[str], *, key: int | None = None) -> list[str]:
+    """Markdown table rows as "column: value" lines, so each row reads as a sentence of facts.
+    With a `key` column, its value leads as the row's subject: "Homelab — Status: Blocked; …"."""
     rows = [[c.replace("\x00", "|") for c in _cells(line)] for line in lines]
     if len(rows) < 2 or not _is_separator(rows[1]):
         return lines  # no header row: keep as written
@@ -369,8 +408,15 @@ def table_as_text(lines: list[str]) -> list[str]:
     for row in rows[2:]:
         if _is_separator(row):
             continue
-        pairs = [f"{name}: {value}" if name else value for name, value in zip(header, row, strict=False) if value]
-        if pairs:
+        subject = row[key] if key is not None and key < len(row) else ""
+        pairs = [
+            f"{name}: {value}" if name else value
+            for column, (name, value) in enumerate(zip(header, row, strict=False))
+            if value and not (subject and column == key)
+        ]
+        if subject:
+            out.append(f"{subject} — " + "; ".join(pairs) + "." if pairs else f"{subject}.")
+        elif pairs:
             out.append("; ".join(pairs) + ".")
     return out
 

@@ -10,7 +10,7 @@ from typing import Protocol
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.models import Chunk
 
-CHUNKER_VERSION = 2  # bump when chunks come out differently: every note is re-chunked
+CHUNKER_VERSION = 3  # bump when chunks come out differently: every note is re-chunked
 
 
 @dataclass(frozen=True)

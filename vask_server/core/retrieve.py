@@ -10,6 +10,7 @@ from typing import Any
 from vask_server.core.models import Hit
 
 RRF_K = 60
+_KEYWORD_QUERY_WORDS = 2
 CONVEX_ALPHA = 0.9  # the cosine's share in convex fusion (0.88 to 0.92 scored alike: EVALUATION.md)
 
 
@@ -160,17 +161,22 @@ def fuse_convex(
     Unlike reciprocal ranks, it keeps how strong each match is: a keyword list whose best match
     is one common word ("Spanish", "app") no longer counts as much as a close semantic match. On
     questions written blind it ranked the right note first 0.81 of the time, reciprocal ranks
-    0.65 (docs/EVALUATION.md). A passage holding every content word of the query gets the
-    keyword share once more: the exact-term case ("quokkas", an alias, a code), where one word's
-    cosine says little. Every row must carry its cosine ("score" for vector rows, "similarity"
-    for keyword rows)."""
+    0.65 (docs/EVALUATION.md). A passage holding every content word of the query is an exact
+    match ("quokkas", an alias, a code), where a few words' cosine says little: it gets the keyword
+    share once more, and for a keyword-style query (one or two content words) it ranks above
+    every passage that is not exact. Every row must carry its cosine ("score" for vector rows,
+    "similarity" for keyword rows)."""
     ranked = _merge(vector_rows, text_rows)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
-    for item in ranked.values():
+    keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
+    exact: set[str] = set()
+    for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-        exact = item.keyword is not None and bool(query) and covers_query(item.row, query)
-        item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * (keyword + (1.0 if exact else 0.0))
-    return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)
+        if item.keyword is not None and query and covers_query(item.row, query):
+            exact.add(key)
+            keyword += 1.0
+        item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
+    return sorted(ranked.values(), key=lambda r: (keyword_style and r.row["id"] in exact, r.fused), reverse=True)
 
 
 def _merge(vector_rows: Sequence[dict[str, Any]], text_rows: Sequence[dict[str, Any]]) -> dict[str, Ranked]:
