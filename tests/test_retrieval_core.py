@@ -46,13 +46,20 @@ def test_convex_fusion_keeps_how_strong_each_match_is():
     # an exact match (every content word of the query in the passage) gets the keyword share twice,
     # and for a one- or two-word query it ranks above closer cosines that are not exact
     rare = dict(row("q", "Q.md", 10.0), similarity=0.2, text="Added a note about quokkas.")
-    exact = fuse_convex(vector, [rare], query="quokkas", alpha=0.9)
+    other = dict(row("o", "O.md", 8.0), similarity=0.1, text="Another note.")
+    exact = fuse_convex(vector, [rare, other], query="quokkas", alpha=0.9)
     assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.2 + 0.1 * 2.0)) < 1e-9
-    assert fuse_convex(vector, [rare], query="wombats", alpha=0.9)[0].row["id"] == "a"
+    assert fuse_convex(vector, [rare, other], query="wombats", alpha=0.9)[0].row["id"] == "a"
     # a longer question is ranked by score alone, exact or not
     long_question = "Added a note about quokkas today"
     rare_long = dict(rare, text=long_question)
-    assert fuse_convex(vector, [rare_long], query=long_question, alpha=0.9)[0].row["id"] == "a"
+    assert fuse_convex(vector, [rare_long, other], query=long_question, alpha=0.9)[0].row["id"] == "a"
+    # a keyword match that stands out (1.5 x any other note's best) comes first whatever its cosine:
+    # a rare term the embedding model does not know
+    weak_other = dict(other, score=6.0)
+    assert fuse_convex(vector, [rare, weak_other], query="How long did the Litestream drill take?")[0].row["id"] == "q"
+    same_note = dict(row("q2", "Q.md", 9.5), similarity=0.1)  # a second passage of the same note is not a rival
+    assert fuse_convex(vector, [rare, same_note, weak_other], query="Litestream drill")[0].row["id"] == "q"
 
 
 def test_graph_boost_is_bounded_and_needs_co_citation():
