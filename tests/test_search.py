@@ -3,6 +3,7 @@
 import numpy as np
 
 from tests.fake_ollama import embed_text
+from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
 from vask_server.services.search import RetrievalConfig
@@ -39,3 +40,39 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
         )
         assert fake_ollama.fake.embedded_texts == [question]
         assert asked.evidence == asked.best_similarity
+
+
+async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault, settings_for):
+    """mxbai-embed-large wants its queries introduced as searches; nomic-embed-text wants queries
+    and documents marked. Texts reach Ollama with them; a model without any gets the text as is."""
+    instruction = "Represent this sentence for searching relevant passages: "
+    fake_ollama.fake.embed_models["mxbai-embed-large"] = 96
+    fake_ollama.fake.embed_models["nomic-embed-text"] = 96
+    async with open_services(settings_for(small_vault, embed_model="mxbai-embed-large:latest")) as services:
+        await services.indexer.sync()
+        passages = [t for t in fake_ollama.fake.embedded_texts if t != "dimension probe"]
+        assert passages and not any(t.startswith(instruction) for t in passages)
+        fake_ollama.fake.reset_counters()
+        await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert fake_ollama.fake.embedded_texts == [instruction + "sourdough starter"]
+        mxbai_suffix = services.searcher.active().suffix
+
+    fake_ollama.fake.reset_counters()
+    async with open_services(settings_for(small_vault, embed_model="nomic-embed-text")) as services:
+        await services.indexer.sync()
+        passages = fake_ollama.fake.embedded_texts
+        assert passages and all(t.startswith("search_document: ") for t in passages)
+        fake_ollama.fake.reset_counters()
+        await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert fake_ollama.fake.embedded_texts == ["search_query: sourdough starter"]
+        # vectors made with a document instruction live in tables of their own
+        assert (
+            services.searcher.active().suffix.startswith("nomic_embed_text_96_")
+            and mxbai_suffix == "mxbai_embed_large_latest_96"
+        )
+
+
+def test_instructions_are_matched_by_base_model_name():
+    assert prompts_for("someone/nomic-embed-text:v1.5").document == "search_document: "
+    assert prompts_for("MXBAI-EMBED-LARGE:335m").query.startswith("Represent this sentence")
+    assert prompts_for("all-minilm") == EmbedPrompts() and prompts_for("mxbai-embed-large").document == ""

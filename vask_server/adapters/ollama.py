@@ -16,6 +16,7 @@ import httpx
 import numpy as np
 import ollama
 
+from vask_server.core.embed_prompts import prompts_for
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,7 @@ class Embedder:
         self.batch_size = batch_size
         self._semaphore = asyncio.Semaphore(concurrency)
         self._dimension: int | None = None
+        self.prompts = prompts_for(model)
 
     async def dimension(self) -> int:
         """Asked of the model itself, never assumed."""
@@ -156,9 +158,14 @@ class Embedder:
             self._dimension = int(vectors.shape[1])
         return self._dimension
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """Notes' passages by default; `query=True` for what a user asks. Models that expect an
+        instruction in front of either (core/embed_prompts.py) get it here."""
         if not texts:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        prompt = self.prompts.query if query else self.prompts.document
+        if prompt:
+            texts = [prompt + text for text in texts]
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
 
         async def run(batch: Sequence[str]) -> list[list[float]]:

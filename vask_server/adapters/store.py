@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import hashlib
 import logging
 import os
 import re
@@ -26,6 +27,7 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
 
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
+from vask_server.core.embed_prompts import prompts_for
 from vask_server.core.retrieve import sql_string
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,10 @@ def sql_in(column: str, values: Sequence[str]) -> str:
 
 def table_suffix(model: str, dimension: int) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
+    document_prompt = prompts_for(model).document
+    if document_prompt:
+        # Vectors made with another instruction in front are not interchangeable: their own tables.
+        return f"{slug}_{dimension}_{hashlib.sha256(document_prompt.encode()).hexdigest()[:8]}"
     return f"{slug}_{dimension}"
 
 

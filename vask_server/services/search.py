@@ -196,7 +196,8 @@ class Searcher:
         where = " AND ".join(f"({c})" for c in clauses) or None
         topic = topic_query(query) if config.decline == "calibrated" and config.decline_on == "topic" else None
         try:
-            vectors = await self._embedder(index.model).embed([query] if topic is None else [query, topic])
+            texts = [query] if topic is None else [query, topic]
+            vectors = await self._embedder(index.model).embed(texts, query=True)
             vector = vectors[0]
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
