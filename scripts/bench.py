@@ -817,6 +817,7 @@ async def _query_bench(
     from aiohttp import web
 
     from vask_server.config import load_settings
+    from vask_server.core.retrieve import topic_query
     from vask_server.web.app import create_app
     from vask_server.web.keys import LIVE, SERVICES
 
@@ -855,10 +856,13 @@ async def _query_bench(
         vectors: dict[str, np.ndarray] = {}
         embed_started = time.perf_counter()
         for query in queries:
-            vectors[query] = (await real.embed([query]))[0]
+            # as a search does: the question and its topic (for the "not in your notes" rule) in one call
+            texts = [query, *filter(None, [topic_query(query)])]
+            for text, vector in zip(texts, await real.embed(texts, query=True), strict=True):
+                vectors[text] = vector
         embed_each = (time.perf_counter() - embed_started) / len(queries)
 
-        async def cached(texts: Sequence[str]) -> np.ndarray:
+        async def cached(texts: Sequence[str], **_: object) -> np.ndarray:
             return np.stack([vectors[t] for t in texts])
 
         real.embed = cached  # type: ignore[method-assign]
