@@ -20,7 +20,7 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
         # one call to Ollama carries both texts
         assert fake_ollama.fake.embed_calls == 1
         assert fake_ollama.fake.embedded_texts == [question, topic]
-        # the evidence is the topic's best cosine over the whole index, computed here independently
+        # the evidence: the topic's best cosine among the candidates, here its best over the whole index
         suffix = services.searcher.active().suffix
         dimension = services.searcher.active().dimension
         rows = await services.store.all_chunk_rows(suffix, dimension, ["id"])

@@ -388,7 +388,14 @@ class Store:
     # -- queries ----------------------------------------------------------------------------------
 
     async def vector_search(
-        self, suffix: str, dimension: int, vector: np.ndarray, limit: int, where: str | None = None
+        self,
+        suffix: str,
+        dimension: int,
+        vector: np.ndarray,
+        limit: int,
+        where: str | None = None,
+        *,
+        with_vectors: bool = False,
     ) -> list[dict[str, Any]]:
         table = await self.chunks(suffix, dimension)
         query = table.query().nearest_to(vector.astype(np.float32)).distance_type("cosine").limit(limit)
@@ -398,7 +405,7 @@ class Store:
             query = query.where(where).bypass_vector_index()
         elif f"chunks_{suffix}" in self._vector_indexed:
             query = query.nprobes(_ANN_NPROBES).refine_factor(_ANN_REFINE)
-        result = await query.select([*_HIT_COLUMNS, "_distance"]).to_arrow()
+        result = await query.select([*_HIT_COLUMNS, "_distance", *(["vector"] if with_vectors else [])]).to_arrow()
         rows: list[dict[str, Any]] = result.to_pylist()
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
