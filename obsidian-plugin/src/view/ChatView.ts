@@ -297,7 +297,7 @@ export class ChatView extends ItemView {
 			const head = li.createDiv({ cls: 'vask-source-head' });
 			createInternalLink(head, s.link, s.title || basenameNoExt(s.path), 'vask-source-link');
 			if (typeof s.score === 'number') {
-				head.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Similarity' } });
+				head.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
 			}
 			const label = headingLabel(s.heading ?? '', s.title ?? '');
 			const sub = li.createDiv({ cls: 'vask-source-sub' });
