@@ -303,13 +303,14 @@ def _split_line(line: tuple[int, str, str], budget: int, char_budget: int) -> li
 def _finalise(note: Note, pieces: list[_Piece], *, tables_as_text: bool = True) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    keys = _table_keys(note) if tables_as_text else None
     for ordinal, piece in enumerate(pieces):
         text = _join(piece)
         if not text.strip():
             continue
         own_lines = [number for number, _, kind in piece.lines if kind != _REPEATED_HEADER]
         heading = HEADING_SEPARATOR.join(piece.heading_path)
-        body = _join(piece, note=note) if tables_as_text else text
+        body = _join(piece, table_keys=keys) if keys is not None else text
         embed_text = f"{heading}\n\n{body}"
         content_hash = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()[:32]
         duplicate = seen.get(content_hash, 0)
@@ -333,10 +334,10 @@ def _finalise(note: Note, pieces: list[_Piece], *, tables_as_text: bool = True) 
     return chunks
 
 
-def _join(piece: _Piece, *, note: Note | None = None) -> str:
-    """Lines of a piece, dropping its own leading heading (it is in the heading path). Given the
-    `note`, table rows become sentences led by the column that names each row, which is found in
-    the note's whole table (the piece may hold one row of it)."""
+def _join(piece: _Piece, *, table_keys: dict[int, int | None] | None = None) -> str:
+    """Lines of a piece, dropping its own leading heading (it is in the heading path). Given
+    `table_keys` (see `_table_keys`), table rows become sentences led by the column that names
+    each row in the note's whole table (the piece may hold one row of it)."""
     lines = piece.lines
     if lines and lines[0][2] == LINE_HEADING and piece.anchor:
         lines = lines[1:]
@@ -349,10 +350,10 @@ def _join(piece: _Piece, *, note: Note | None = None) -> str:
             table.append(text)
             continue
         if table:
-            if note is None:
+            if table_keys is None:
                 out.extend(table)
             else:
-                out.extend(table_as_text(table, key=_key_column(_whole_table(note, table_line))))
+                out.extend(table_as_text(table, key=table_keys.get(table_line)))
             table, table_line = [], 0
         if kind == LINE_BLANK:
             if out and out[-1] != "":
@@ -373,14 +374,19 @@ def _is_separator(cells: list[str]) -> bool:
     return all(cell and set(cell) <= set(":- ") for cell in cells)
 
 
-def _whole_table(note: Note, line_number: int) -> list[str]:
-    """The table around a (1-based) line of the note: its contiguous table lines."""
-    start = end = line_number - 1
-    while start > 0 and note.kinds[start - 1] == LINE_TABLE:
-        start -= 1
-    while end + 1 < len(note.kinds) and note.kinds[end + 1] == LINE_TABLE:
-        end += 1
-    return list(note.lines[start : end + 1])
+def _table_keys(note: Note) -> dict[int, int | None]:
+    """For every table line of the note (1-based), the key column of its whole table: worked out
+    once per table, not once per piece (a 2,000-row log is 2,000 pieces)."""
+    keys: dict[int, int | None] = {}
+    start = 0
+    for index in range(len(note.kinds) + 1):
+        if index < len(note.kinds) and note.kinds[index] == LINE_TABLE:
+            continue
+        if index > start:
+            key = _key_column(list(note.lines[start:index]))
+            keys.update(dict.fromkeys(range(start + 1, index + 1), key))
+        start = index + 1
+    return keys
 
 
 def _key_column(lines: list[str]) -> int | None:
