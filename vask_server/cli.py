@@ -235,7 +235,7 @@ class ProgressBar:
 def _nothing_changed(settings: Settings) -> bool:
     """The fast path: a directory scan that matches the last complete sync needs no database."""
     from vask_server.adapters.meta import read_meta
-    from vask_server.adapters.snapshot import matches_snapshot
+    from vask_server.adapters.snapshot import index_is_current
     from vask_server.adapters.vault import Vault
     from vask_server.services.options import index_options
 
@@ -244,9 +244,10 @@ def _nothing_changed(settings: Settings) -> bool:
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
     if not meta.active or meta.active.get("model") != settings.embed_model:
-        return False
+        return False  # (before the scan: a changed model needs no look at the files)
     scan = Vault(vault_root).scan()
-    if not matches_snapshot(index_dir, settings.embed_model, index_options(settings).fingerprint(), scan.notes):
+    fingerprint = index_options(settings).fingerprint()
+    if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
     print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
     print(

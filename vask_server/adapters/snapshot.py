@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.meta import IndexMeta
 from vask_server.adapters.vault import FileStat
 
 SNAPSHOT_FILE = "scan-snapshot.json"
@@ -48,4 +49,20 @@ def matches_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mappi
         return False
     return bool(
         data.get("model") == model and data.get("fingerprint") == fingerprint and data.get("notes") == stamps(notes)
+    )
+
+
+def index_is_current(
+    index_dir: Path, meta: IndexMeta, model: str, fingerprint: str, notes: Mapping[str, FileStat]
+) -> bool:
+    """The active index is complete, built with this model and these chunking options, and every
+    note is exactly as the last complete sync saw it: a full sync would find nothing to do. Needs
+    neither the database nor the model (`vask index` and the server's start-up sync both ask)."""
+    active = meta.active
+    return bool(
+        active
+        and not meta.building
+        and active.get("model") == model
+        and meta.extra.get("chunking") == fingerprint
+        and matches_snapshot(index_dir, model, fingerprint, notes)
     )

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.ollama import Embedder
-from vask_server.adapters.snapshot import clear_snapshot, matches_snapshot, save_snapshot
+from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory, table_suffix
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
@@ -239,13 +239,7 @@ class Indexer:
         meta = self.store.read_meta()
         active = meta.active
         fingerprint = self.options.fingerprint()
-        if (
-            not active
-            or meta.building
-            or active.get("model") != self.embedder.model
-            or meta.extra.get("chunking") != fingerprint
-            or not matches_snapshot(self.store.index_dir, self.embedder.model, fingerprint, scan.notes)
-        ):
+        if not active or not index_is_current(self.store.index_dir, meta, self.embedder.model, fingerprint, scan.notes):
             return None
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
