@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from vask_server.core.models import Hit
@@ -68,6 +68,9 @@ def content_words(text: str) -> set[str]:
     return {w for w in (m.lower() for m in _WORD_RE.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
 
 
+_EDGE_PUNCTUATION = "¿?¡!.,;:\"'“”‘’()[]{}<>«»—–-…*_`"
+
+
 def topic_query(question: str) -> str | None:
     """The question without its scaffolding ("What have I written about…", "How much did my…"):
     its content words in order. Such phrasing resembles any first-person note, so it lifts the
@@ -82,24 +85,21 @@ def topic_query(question: str) -> str | None:
             term, _, ending = term.partition("'")
             if ending == "t":
                 continue  # a negated auxiliary
-        plain = term.isalpha()
-        if not term or (plain and (len(term) <= 2 or term.lower() in _STOPWORDS)):
+        if not any(ch.isalnum() for ch in term) or term.lower() in _STOPWORDS:
             continue
-        if term.lower() in _STOPWORDS or not any(ch.isalnum() for ch in term):
-            continue
+        if term.isalpha() and len(term) <= 2:
+            continue  # short words go, short codes ("B2") stay
         if term not in words:
             words.append(term)
     topic = " ".join(words)
     return topic if len(words) >= 2 and topic != question.strip() else None
 
 
-_EDGE_PUNCTUATION = "¿?¡!.,;:\"'“”‘’()[]{}<>«»—–-…*_`"
-
-
-def covers_query(row: dict[str, Any], query: str) -> bool:
+def covers_query(row: dict[str, Any], query: str | set[str]) -> bool:
     """Every content word of the query appears in the passage (title and heading included): exact
-    evidence, such as a rare name or code, that a low cosine should not overrule."""
-    wanted = content_words(query)
+    evidence, such as a rare name or code, that a low cosine should not overrule. `query` may be
+    given as its content words already, when many passages are checked against one query."""
+    wanted = content_words(query) if isinstance(query, str) else query
     if not wanted:
         return False
     passage = " ".join(str(row.get(k) or "") for k in ("title", "heading", "text")).lower()
@@ -137,7 +137,6 @@ class Ranked:
     keyword_rank: int | None = None
     vector_rank: int | None = None
     fused: float = 0.0
-    sources: set[str] = field(default_factory=set)
 
 
 def fuse(
@@ -179,11 +178,12 @@ def fuse_convex(
     rows, "similarity" for keyword rows)."""
     ranked = _merge(vector_rows, text_rows)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
-    keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
+    wanted = content_words(query)
+    keyword_style = 0 < len(wanted) <= _KEYWORD_QUERY_WORDS
     first: set[str] = set()
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-        if item.keyword is not None and query and covers_query(item.row, query):
+        if item.keyword is not None and covers_query(item.row, wanted):
             keyword += 1.0
             if keyword_style:
                 first.add(key)
@@ -212,14 +212,12 @@ def _merge(vector_rows: Sequence[dict[str, Any]], text_rows: Sequence[dict[str, 
         item = ranked.setdefault(row["id"], Ranked(row))
         item.similarity = float(row["score"])
         item.vector_rank = rank
-        item.sources.add("vector")
     for rank, row in enumerate(text_rows, start=1):
         item = ranked.setdefault(row["id"], Ranked(row))
         item.keyword = float(row["score"])
         item.keyword_rank = rank
         if item.similarity is None and "similarity" in row:
             item.similarity = float(row["similarity"])
-        item.sources.add("keyword")
     return ranked
 
 
