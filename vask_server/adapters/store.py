@@ -226,18 +226,17 @@ class Store:
 
     async def vectors_for_hashes(self, suffix: str, dimension: int, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Stored vectors by content hash, from any note: what lets edits and moves embed nothing."""
+        return await self._vectors_by(suffix, dimension, "hash", sorted(set(hashes)))
+
+    async def _vectors_by(self, suffix: str, dimension: int, column: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors of the rows whose `column` is one of `keys`, by that key (a key of several rows
+        keeps the last one read: equal hashes have equal vectors)."""
         table = await self.chunks(suffix, dimension)
-        wanted = sorted(set(hashes))
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), _IN_LIST_BATCH):
-            batch = wanted[start : start + _IN_LIST_BATCH]
-            result = await table.query().where(sql_in("hash", batch)).select(["hash", "vector"]).to_arrow()
-            if result.num_rows == 0:
-                continue
-            vectors = result["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            vectors = vectors.reshape(result.num_rows, dimension)
-            for row, content_hash in enumerate(result["hash"].to_pylist()):
-                found[content_hash] = vectors[row]
+        for start in range(0, len(keys), _IN_LIST_BATCH):
+            batch = list(keys[start : start + _IN_LIST_BATCH])
+            result = await table.query().where(sql_in(column, batch)).select([column, "vector"]).to_arrow()
+            found.update(zip(result[column].to_pylist(), vector_matrix(result["vector"], dimension), strict=True))
         return found
 
     async def chunk_keys(self, suffix: str, dimension: int) -> tuple[set[str], set[str]]:
@@ -255,15 +254,7 @@ class Store:
     async def vectors_for_ids(self, suffix: str, dimension: int, ids: Sequence[str]) -> np.ndarray:
         """The vectors of these chunk ids that exist, in the order given. (A sync between the caller's
         reading the ids and this can have replaced some: those are left out, not an error.)"""
-        table = await self.chunks(suffix, dimension)
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), _IN_LIST_BATCH):
-            batch = list(ids[start : start + _IN_LIST_BATCH])
-            result = await table.query().where(sql_in("id", batch)).select(["id", "vector"]).to_arrow()
-            vectors = result["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            vectors = vectors.reshape(result.num_rows, dimension)
-            for row, chunk_id in enumerate(result["id"].to_pylist()):
-                found[chunk_id] = vectors[row]
+        found = await self._vectors_by(suffix, dimension, "id", ids)
         rows = [found[i] for i in ids if i in found]
         return np.stack(rows) if rows else np.zeros((0, dimension), dtype=np.float32)
 
@@ -440,15 +431,22 @@ class Store:
         return rows
 
 
+def vector_matrix(column: pa.ChunkedArray | pa.Array, dimension: int | None = None) -> np.ndarray:
+    """A column of fixed-size float lists as one float32 matrix, a row per vector, straight from
+    Arrow (as Python lists, 50 vectors of 384 floats took a few milliseconds)."""
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    matrix = values.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    width = dimension or (int(values.type.list_size) if len(values) else 0)
+    shaped: np.ndarray = matrix.reshape(len(values), width)
+    return shaped
+
+
 def _rows_with_vectors(result: pa.Table) -> list[dict[str, Any]]:
-    """Rows as dicts; a "vector" column becomes one float32 array a row, read straight from Arrow
-    (as Python lists, 50 vectors of 384 floats took a few milliseconds a search)."""
+    """Rows as dicts; a "vector" column becomes one float32 array a row."""
     if "vector" not in result.column_names:
         rows: list[dict[str, Any]] = result.to_pylist()
         return rows
-    column = result.column("vector").combine_chunks()
-    matrix = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-    matrix = matrix.reshape(len(column), -1) if len(column) else matrix.reshape(0, 0)
+    matrix = vector_matrix(result["vector"])
     rows = result.drop_columns(["vector"]).to_pylist()
     for row, vector in zip(rows, matrix, strict=True):
         row["vector"] = vector

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from vask_server.adapters.store import Store
+from vask_server.adapters.store import Store, vector_matrix
 from vask_server.core.retrieve import sql_string
 from vask_server.errors import NotFound
 from vask_server.services.search import ActiveIndex
@@ -30,8 +30,7 @@ async def related_notes(store: Store, index: ActiveIndex, path: str, top_k: int)
     reasons: dict[str, str] = {}
     own = await store.all_chunk_rows(index.suffix, index.dimension, ["vector"], where=f"path = {sql_string(path)}")
     if own.num_rows:
-        matrix = own["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        centroid = matrix.reshape(own.num_rows, index.dimension).mean(axis=0)
+        centroid = vector_matrix(own["vector"], index.dimension).mean(axis=0)
         norm = float(np.linalg.norm(centroid)) or 1.0
         rows = await store.vector_search(
             index.suffix, index.dimension, centroid / norm, 60, where=f"path != {sql_string(path)}"
