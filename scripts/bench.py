@@ -1008,24 +1008,16 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
             ns(vault=vaults["large"], index_dir=work / "index-large", model=FAST_MODEL, runs=plan.restarts)
         )
         # 4. query latency at both sizes
-        steps["query_small"] = run_query(
-            ns(
-                vault=vaults["small"],
-                index_dir=work / "index-small",
-                model=FAST_MODEL,
-                queries=plan.queries,
-                mode="hybrid",
+        for size in ("small", "large"):
+            steps[f"query_{size}"] = run_query(
+                ns(
+                    vault=vaults[size],
+                    index_dir=work / f"index-{size}",
+                    model=FAST_MODEL,
+                    queries=plan.queries,
+                    mode="hybrid",
+                )
             )
-        )
-        steps["query_large"] = run_query(
-            ns(
-                vault=vaults["large"],
-                index_dir=work / "index-large",
-                model=FAST_MODEL,
-                queries=plan.queries,
-                mode="hybrid",
-            )
-        )
         # 5. edits: save-to-searchable and disk growth
         steps["edits"] = run_edits(
             ns(
