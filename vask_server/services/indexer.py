@@ -234,8 +234,9 @@ class Indexer:
 
     async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
         """A full sync that finds every note exactly as the last complete sync left it (the same
-        snapshot `vask index` checks) has nothing to do: it needs neither the database nor the model,
-        so a restart with nothing changed embeds nothing. None when anything differs."""
+        snapshot `vask index` checks) has nothing to do: it reads no rows and asks the model nothing,
+        so a restart with nothing changed embeds nothing. (It does open the chunks table once, to
+        start an ANN index that a killed or failed build left missing.) None when anything differs."""
         meta = self.store.read_meta()
         active = meta.active
         fingerprint = self.options.fingerprint()
