@@ -10,7 +10,9 @@ from vask_server.core.retrieve import (
     fuse,
     fuse_convex,
     graph_boost,
+    holds_quoted,
     limit_per_note,
+    quoted_terms,
     row_to_hit,
     topic_query,
 )
@@ -206,6 +208,34 @@ def test_an_exact_match_of_every_content_word_counts_as_evidence():
     assert covers_query(row_, "88213")
     assert not covers_query(row_, "What guitar practice routine did I set up?")
     assert not covers_query(row_, "what is it?")  # no content words: no evidence
+
+
+def test_quoted_terms_are_what_the_user_names_exactly():
+    assert quoted_terms("What's 'scenius' again?") == ("scenius",)
+    assert quoted_terms("In my running notes, what's the 'Grey  zone'?") == ("grey zone",)
+    assert quoted_terms('What did I make of "Show Your Work"?') == ("show your work",)
+    assert quoted_terms("“Deep work” or ‘shallow’, «tirada»?") == ("deep work", "shallow", "tirada")
+    # apostrophes open nothing: contractions, possessives, plural possessives
+    assert quoted_terms("What's Sam's plan for the runners' club? Don't know.") == ()
+    # a quoted sentence is a citation, not a name; empty quotes name nothing
+    assert quoted_terms("Where did I write 'ship it before it feels ready to ship, always'?") == ()
+    assert quoted_terms("What is '' or ' - '?") == ()
+
+
+def test_a_passage_holding_a_quoted_term_is_exact_evidence_and_ranks_first():
+    passage = {"title": "Easy runs", "heading": "Easy runs", "text": "Stay out of the grey\nzone on easy days."}
+    assert holds_quoted(passage, ("grey zone",))  # across a line break, as the note wraps it
+    assert not holds_quoted(passage, ("grey zone", "tempo"))  # every quoted term must be there
+    assert not holds_quoted(passage, ("easy day",))  # whole words: "easy days" is not "easy day"
+    assert not holds_quoted(passage, ())
+    # ranked above closer cosines, although the question has more than two content words
+    vector = [row("a", "A.md", 0.62), row("b", "B.md", 0.60)]
+    quoted = dict(row("g", "G.md", 3.0), similarity=0.15, **passage)
+    other = dict(row("o", "O.md", 2.5), similarity=0.1, text="Running notes.")
+    question = "In my running notes, what's the 'grey zone'?"
+    assert fuse_convex(vector, [quoted, other], query=question)[0].row["id"] == "g"
+    unquoted = "In my running notes, what's the grey zone?"
+    assert fuse_convex(vector, [quoted, other], query=unquoted)[0].row["id"] == "a"
 
 
 def test_topic_query_drops_the_scaffolding_of_a_question():

@@ -76,3 +76,22 @@ def test_instructions_are_matched_by_base_model_name():
     assert prompts_for("someone/nomic-embed-text:v1.5").document == "search_document: "
     assert prompts_for("MXBAI-EMBED-LARGE:335m").query.startswith("Represent this sentence")
     assert prompts_for("all-minilm") == EmbedPrompts() and prompts_for("mxbai-embed-large").document == ""
+
+
+async def test_a_quoted_term_found_in_the_notes_is_never_declined(fake_ollama, small_vault, settings_for):
+    """A quoted term is the user naming exactly what they mean, often a word the embedding model
+    does not know: a passage that holds it is evidence, whatever the cosine says."""
+    strict = RetrievalConfig(decline_sigmas=100.0)  # every cosine is under this threshold
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        searcher = services.searcher
+
+        async def ask(question: str):  # type: ignore[no-untyped-def]
+            return await searcher.search(question, top_k=5, min_similarity=0.0, config=strict)
+
+        found = await ask("What speed did I mean by 'conversational'?")
+        assert not found.declined and found.hits[0].path == "Running.md"
+        # the same words unquoted, or a quoted term the notes do not hold: declined
+        unquoted = await ask("What speed did I mean by conversational?")
+        assert unquoted.declined and unquoted.hits == []
+        assert (await ask("What speed did I mean by 'tempo'?")).declined

@@ -107,6 +107,32 @@ def covers_query(row: dict[str, Any], query: str | set[str]) -> bool:
     return all(word in passage and _whole_word(word).search(passage) for word in wanted)
 
 
+# A term the user quotes ('scenius', "grey zone"): a straight quote must not open after a letter or
+# close before one, and hugs the term, so the apostrophes of "What's" or "runners'" open nothing.
+_QUOTED_RE = re.compile(
+    r"""(?<![^\W_])'(\S(?:[^'\n]*?\S)?)'(?![^\W_])|"(\S(?:[^"\n]*?\S)?)"|‘([^’\n]+?)’|“([^”\n]+?)”|«([^»\n]+?)»"""
+)
+_QUOTED_MAX_WORDS = 6  # a term or a name; a quoted sentence is the user citing, not naming
+
+
+def quoted_terms(question: str) -> tuple[str, ...]:
+    """Terms the question puts in quotes, lower-cased: the user names exactly what they mean."""
+    terms: list[str] = []
+    for match in _QUOTED_RE.finditer(question):
+        term = " ".join(next(group for group in match.groups() if group is not None).split()).lower()
+        if _WORD_RE.search(term) and len(term.split()) <= _QUOTED_MAX_WORDS and term not in terms:
+            terms.append(term)
+    return tuple(terms)
+
+
+def holds_quoted(row: dict[str, Any], terms: Sequence[str]) -> bool:
+    """The passage (title and heading included) holds every quoted term as written, word for word."""
+    if not terms:
+        return False
+    passage = " ".join(" ".join(str(row.get(k) or "").split()) for k in ("title", "heading", "text")).lower()
+    return all(term in passage and _whole_word(term).search(passage) for term in terms)
+
+
 @functools.lru_cache(maxsize=1024)
 def _whole_word(word: str) -> re.Pattern[str]:
     """`word` as a whole word, by the same notion of a word as content_words."""
@@ -172,14 +198,16 @@ def fuse_convex(
     0.65 (docs/EVALUATION.md). A passage holding every content word of the query is an exact
     match ("quokkas", an alias, a code), where a few words' cosine says little: it gets the keyword
     share once more, and for a keyword-style query (one or two content words) it ranks above
-    every passage that is not exact. So does a keyword match that stands out, scoring at least
-    1.5 × the best match in any other note: a rare term the embedding model does not know
-    ("Litestream"), whose cosine is noise. Every row must carry its cosine ("score" for vector
-    rows, "similarity" for keyword rows)."""
+    every passage that is not exact. So does a passage holding the terms the question quotes
+    ("what's the 'grey zone'?"): quoting is how a user names an exact term. So does a keyword
+    match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
+    the embedding model does not know ("Litestream"), whose cosine is noise. Every row must carry
+    its cosine ("score" for vector rows, "similarity" for keyword rows)."""
     ranked = _merge(vector_rows, text_rows)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
     wanted = content_words(query)
     keyword_style = 0 < len(wanted) <= _KEYWORD_QUERY_WORDS
+    quoted = quoted_terms(query)
     first: set[str] = set()
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
@@ -187,6 +215,8 @@ def fuse_convex(
             keyword += 1.0
             if keyword_style:
                 first.add(key)
+        if holds_quoted(item.row, quoted):
+            first.add(key)
         item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
     standout = _standout_keyword_match(text_rows)
     if standout is not None:
