@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_ollama import CHAT_MODEL
 from vask_server.cli import main
 
 
@@ -94,6 +95,46 @@ def test_token_is_created_private_and_stable(cli_env, vault, capsys):
     assert code == 0 and first == second and len(first.strip()) >= 32
     token_file = Path(cli_env) / "token"
     assert token_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_eval_answers_counts_what_the_user_reads(cli_env, fake_ollama, vault, capsys, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        '{"id": "s1", "question": "How do I feed my sourdough starter?", '
+        '"expected": ["02 Areas/Cooking/Sourdough starter log.md"], "type": "direct"}\n'
+        '{"id": "s2", "question": "zebra quantum chromodynamics", "expected": [], "type": "absent"}\n'
+    )
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    # without --answers, no chat call and no answer figures
+    fake_ollama.fake.reset_counters()
+    code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--json")
+    assert code == 0 and fake_ollama.fake.chat_calls == 0
+    assert "answers" not in json.loads(out)["reports"][0]["overall"]
+
+    # a model that answers everything from the starter log: right for s1, made up for s2
+    fake_ollama.fake.chat_reply = "Feed it at 1:5:5 the night before [Sourdough starter log]."
+    code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--answers", "--json")
+    assert code == 0 and fake_ollama.fake.chat_calls == 2
+    (hybrid,) = json.loads(out)["reports"]
+    assert hybrid["settings"]["chat_model"] == CHAT_MODEL
+    answers = hybrid["overall"]["answers"]
+    assert answers == {"absent_declined": 0, "answerable_declined": 0, "answerable_citing_expected": 1}
+    (failure,) = hybrid["failures"]
+    assert failure["id"] == "s2" and failure["answer"] == fake_ollama.fake.chat_reply
+
+    # a model that says "not in your notes" to everything: the absent question is declined, the
+    # answerable one lost
+    fake_ollama.fake.chat_reply = "Your notes don’t say."
+    code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--answers")
+    assert code == 0
+    assert 'answers by fake-chat: "not in your notes" from the search or the model' in out
+    assert re.search(r"^hybrid +1/1 +1/1 +0/1 *$", out, re.M)
+    assert "s1 [direct] answer says not in notes" in out and "answer   'Your notes don’t say.'" in out
+    assert "s2 [absent]" not in out
+
+    # a missing chat model stops the run before anything is asked, and says what to do
+    code, _, err = run(capsys, "eval", str(questions), "--vault", str(vault), "--answers", "--chat-model", "nope")
+    assert code == 2 and "'nope' is not available" in err and "ollama pull nope" in err
 
 
 def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path):

@@ -187,6 +187,38 @@ def test_metrics_count_distinct_notes_and_declines():
     assert summary.hits[1] == 0.5 and summary.hits[3] == 1.0
     assert abs(summary.mrr - (1 + 1 / 3) / 2) < 1e-9
     assert summary.absent == 1 and summary.absent_declined == 1 and summary.answerable_declined == 0
+    assert "answers" not in summary.to_dict()  # no answer step, no answer figures
+
+
+def test_answer_metrics_count_what_the_model_said():
+    from dataclasses import replace
+
+    from vask_server.core.prompt import NOT_IN_NOTES, RULES, says_not_in_notes
+
+    assert NOT_IN_NOTES in RULES  # the phrase counted is the phrase asked for
+    assert says_not_in_notes("Your notes don’t say.") and says_not_in_notes("Sorry: your notes do NOT say\nit.")
+    assert says_not_in_notes("Your notes don't contain anything about this.")  # a declined search
+    assert not says_not_in_notes("Your notes say 1:5:5 [Sourdough].") and not says_not_in_notes("")
+    questions = parse_questions(
+        [
+            '{"id": "1", "question": "a", "expected": ["A.md"], "type": "direct"}',
+            '{"id": "2", "question": "b", "expected": ["B.md", "C.md"], "type": "cross"}',
+            '{"id": "3", "question": "c", "expected": [], "type": "absent"}',
+            '{"id": "4", "question": "d", "expected": [], "type": "absent"}',
+        ]
+    )
+    outcomes = [
+        Outcome(questions[0], ("A.md",), False, answer="x [A]", cited=("A.md",)),
+        Outcome(questions[1], ("B.md",), False, answer="Your notes don't say.", answer_declined=True),
+        Outcome(questions[2], ("X.md",), False, answer="Your notes don't say.", answer_declined=True),
+        Outcome(questions[3], ("X.md",), False, answer="made up [X]", cited=("X.md",)),
+    ]
+    summary = summarise(outcomes).to_dict()
+    assert summary["answers"] == {"absent_declined": 1, "answerable_declined": 1, "answerable_citing_expected": 1}
+    assert summary["absent_declined"] == 0  # the search declined nothing
+    citing_the_second = replace(outcomes[1], answer="C it is [C]", answer_declined=False, cited=("X.md", "C.md"))
+    answers = summarise([outcomes[0], citing_the_second]).to_dict()["answers"]
+    assert answers == {"absent_declined": 0, "answerable_declined": 0, "answerable_citing_expected": 2}
 
 
 def test_bad_question_lines_are_reported_with_their_line_number():

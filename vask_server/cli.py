@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -19,7 +20,7 @@ from vask_server.core.citations import sources_block
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
-from vask_server.errors import ConfigError, VaskError
+from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
 
 if TYPE_CHECKING:
     from vask_server.services.context import Services
@@ -47,7 +48,7 @@ _FLAGS = {
     "status": _COMMON,
     "serve": tuple(s.name for s in SETTINGS),
     "token": ("vault", "index_dir", "log_level"),
-    "eval": (*_COMMON, "top_k", "min_similarity"),
+    "eval": (*_COMMON, "chat_model", "top_k", "min_similarity", "ollama_timeout"),
 }
 
 
@@ -119,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
         "hybrid+graph side by side, and hybrid with the previous decline rule (hybrid-question-decline)",
     )
     p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid)")
+    p.add_argument(
+        "--answers",
+        action="store_true",
+        help="also ask each question with the chat model, as `vask ask` would (top-k passages), and count "
+        "answers that say the notes don't hold it and answers citing a right note (slow: one answer per "
+        "question and configuration)",
+    )
     _add_setting_flags(p, _FLAGS["eval"])
     return parser
 
@@ -388,6 +396,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         report,
         seed_index,
     )
+    from vask_server.services.qa import QAService
 
     path: Path = args.questions
     try:
@@ -404,14 +413,22 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     if unknown:
         raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
     configs = [preset(name, services.settings.min_similarity) for name in names]
+    chat_model = services.settings.chat_model if args.answers else None
+    if chat_model:  # a missing model stops the run here, not after the baseline index is built
+        reachable, missing = await services.gateway.probe([chat_model])
+        if not reachable:
+            raise OllamaUnavailable(services.gateway.host)
+        if missing:
+            raise ModelMissing(chat_model, services.gateway.host)
     reports = []
     for config in configs:
-        if config.seed_index:
-            async with seed_index(services) as searcher:
-                outcomes = await evaluate(searcher, questions, config)
-        else:
-            outcomes = await evaluate(services.searcher, questions, config)
-        reports.append(report(config, outcomes))
+        async with contextlib.AsyncExitStack() as stack:
+            searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
+            answerer = QAService(searcher, services.gateway, chat_model) if chat_model else None
+            outcomes = await evaluate(
+                searcher, questions, config, answerer=answerer, answer_top_k=services.settings.top_k
+            )
+        reports.append(report(config, outcomes, chat_model=chat_model))
     if args.json:
         print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
     else:
@@ -434,6 +451,19 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
             f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
         )
+    answered = [rep for rep in reports if "answers" in rep["overall"]]
+    if answered:
+        lines.append("")
+        lines.append(
+            f'answers by {answered[0]["settings"]["chat_model"]}: "not in your notes" from the search or the model'
+        )
+        lines.append(f"{'config':<{width}}{'absent declined':>17}{'answerable declined':>21}{'cite a right note':>19}")
+        for rep in answered:
+            o, a = rep["overall"], rep["overall"]["answers"]
+            lines.append(
+                f"{rep['config']:<{width}}{a['absent_declined']:>12}/{o['absent']:<4}"
+                f"{a['answerable_declined']:>17}/{o['count']:<3}{a['answerable_citing_expected']:>15}/{o['count']:<3}"
+            )
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")
@@ -463,6 +493,8 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             if failure.get("expected"):
                 lines.append(f"      expected {failure['expected']}")
             lines.append(f"      got      {failure['returned']}")
+            if "answer" in failure:
+                lines.append(f"      answer   {failure['answer']!r}")
     return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""Retrieval metrics over distinct notes: hit@k, MRR@10, declines of absent questions."""
+"""Retrieval metrics over distinct notes: hit@k, MRR@10, declines of absent questions; and, when
+the answer step was run too, how often the answer says "not in your notes" and cites a right note."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ class Outcome:
     question: Question
     returned: tuple[str, ...]  # distinct note paths, best first
     declined: bool  # nothing passed the evidence threshold
+    answer: str | None = None  # the chat model's answer, when the answer step was run
+    answer_declined: bool = False  # the search declined, or the answer says the notes don't hold it
+    cited: tuple[str, ...] = ()  # note paths the answer cites
 
     def rank(self) -> int | None:
         """1-based rank of the first expected note, None when it is not returned."""
@@ -71,6 +75,7 @@ class Summary:
     answerable_declined: int = 0
     absent: int = 0
     absent_declined: int = 0
+    answers: AnswerSummary | None = None  # only when the answer step was run
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,7 +85,17 @@ class Summary:
             "answerable_declined": self.answerable_declined,
             "absent": self.absent,
             "absent_declined": self.absent_declined,
+            **({"answers": self.answers.__dict__} if self.answers else {}),
         }
+
+
+@dataclass
+class AnswerSummary:
+    """What the user reads: retrieval and the chat model together."""
+
+    absent_declined: int = 0  # absent questions answered "not in your notes" (by the search or the model)
+    answerable_declined: int = 0  # answerable questions answered so: answers lost
+    answerable_citing_expected: int = 0  # answers citing at least one note that holds the answer
 
 
 def summarise(outcomes: Sequence[Outcome]) -> Summary:
@@ -89,6 +104,12 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     summary = Summary(count=len(answerable), absent=len(absent))
     summary.absent_declined = sum(o.declined for o in absent)
     summary.answerable_declined = sum(o.declined for o in answerable)
+    if any(o.answer is not None for o in outcomes):
+        summary.answers = AnswerSummary(
+            absent_declined=sum(o.answer_declined for o in absent),
+            answerable_declined=sum(o.answer_declined for o in answerable),
+            answerable_citing_expected=sum(bool(set(o.cited) & set(o.question.expected)) for o in answerable),
+        )
     if not answerable:
         return summary
     for k in HIT_KS:

@@ -3,6 +3,9 @@
 The "baseline" is the seed design (heading chunks embedded as written, vector search only, top-6,
 a fixed 0.25 threshold): it is built into a temporary index beside the real one, with the same
 embedding model, so the comparison is made on the same machine, model and questions.
+
+With an answerer, each question also goes through the answer step with the chat model, as `vask ask`
+would: that measures what the user reads, "not in your notes" from the search or from the model.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from vask_server.adapters.store import Store
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.metrics import Outcome, Question, summarise
 from vask_server.core.plan import IndexOptions
+from vask_server.core.prompt import says_not_in_notes
 from vask_server.core.retrieve import distinct_notes
 from vask_server.services.context import Services
 from vask_server.services.indexer import Indexer
+from vask_server.services.qa import AskRequest, QAService
 from vask_server.services.search import RetrievalConfig, Searcher
 
 RANK_DEPTH = 10
@@ -66,14 +71,39 @@ def preset(name: str, min_similarity: float) -> EvalConfig:
     return config if config.seed_index else replace(config, min_similarity=min_similarity)
 
 
-async def evaluate(searcher: Searcher, questions: Sequence[Question], config: EvalConfig) -> list[Outcome]:
-    """Each question is searched as `vask ask` would, to a depth of ten distinct notes."""
+async def evaluate(
+    searcher: Searcher,
+    questions: Sequence[Question],
+    config: EvalConfig,
+    *,
+    answerer: QAService | None = None,
+    answer_top_k: int = 6,
+) -> list[Outcome]:
+    """Each question is searched as `vask ask` would, to a depth of ten distinct notes; with an
+    answerer, it is then asked as `vask ask` would ask it, with `answer_top_k` passages."""
     outcomes: list[Outcome] = []
     for question in questions:
         result = await searcher.search(
             question.question, top_k=config.top_k, min_similarity=config.min_similarity, config=config.retrieval
         )
-        outcomes.append(Outcome(question, tuple(distinct_notes(result.hits))[:RANK_DEPTH], result.declined))
+        outcome = Outcome(question, tuple(distinct_notes(result.hits))[:RANK_DEPTH], result.declined)
+        if answerer is not None:
+            done = await answerer.complete(
+                AskRequest(
+                    question.question,
+                    top_k=min(answer_top_k, config.top_k),  # the baseline's top-6 stays its own
+                    min_similarity=config.min_similarity,
+                    retrieval=config.retrieval,
+                )
+            )
+            answer = str(done.get("answer", ""))
+            outcome = replace(
+                outcome,
+                answer=answer,
+                answer_declined=bool(done.get("declined")) or says_not_in_notes(answer),
+                cited=tuple(dict.fromkeys(c["path"] for c in done.get("citations", []))),
+            )
+        outcomes.append(outcome)
     return outcomes
 
 
@@ -102,7 +132,10 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
         yield Searcher(store, services.gateway)
 
 
-def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
+_ANSWER_EXCERPT = 300
+
+
+def report(config: EvalConfig, outcomes: Sequence[Outcome], *, chat_model: str | None = None) -> dict[str, Any]:
     by_type: dict[str, list[Outcome]] = defaultdict(list)
     by_split: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
@@ -112,7 +145,9 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
     for outcome in outcomes:
         rank = outcome.rank()
         q = outcome.question
-        if q.absent and not outcome.declined:
+        # (with answers, a decline by the model counts as the search's would)
+        answer = {"answer": outcome.answer[:_ANSWER_EXCERPT]} if outcome.answer is not None else {}
+        if q.absent and not (outcome.declined or outcome.answer_declined):
             failures.append(
                 {
                     "id": q.id,
@@ -120,10 +155,13 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
                     "question": q.question,
                     "problem": "absent, not declined",
                     "returned": list(outcome.returned[:3]),
+                    **answer,
                 }
             )
-        elif not q.absent and (rank is None or rank > 1 or outcome.declined):
+        elif not q.absent and (rank is None or rank > 1 or outcome.declined or outcome.answer_declined):
             problem = "declined" if outcome.declined else ("missed" if rank is None else f"rank {rank}")
+            if outcome.answer_declined and not outcome.declined:
+                problem = "answer says not in notes" if rank == 1 else f"{problem}; answer says not in notes"
             failures.append(
                 {
                     "id": q.id,
@@ -132,6 +170,7 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
                     "problem": problem,
                     "expected": list(q.expected),
                     "returned": list(outcome.returned[:5]),
+                    **answer,
                 }
             )
     return {
@@ -141,6 +180,7 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "min_similarity": config.min_similarity,
             "top_k": config.top_k,
             "seed_index": config.seed_index,
+            **({"chat_model": chat_model} if chat_model else {}),
         },
         "overall": summarise(outcomes).to_dict(),
         "by_split": {name: summarise(items).to_dict() for name, items in sorted(by_split.items())},

@@ -14,7 +14,7 @@ from vask_server.core.citations import extract_citations, unique_sources
 from vask_server.core.prompt import DECLINE_MESSAGE, build_messages, standalone_question
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
-from vask_server.services.search import Searcher
+from vask_server.services.search import RetrievalConfig, Searcher
 
 Event = dict[str, Any]
 
@@ -28,6 +28,7 @@ class AskRequest:
     filters: Filters | None = None
     current_note: str | None = None
     chat_model: str | None = None
+    retrieval: RetrievalConfig | None = None  # how to retrieve; None: the searcher's own (eval compares)
 
 
 class QAService:
@@ -43,10 +44,23 @@ class QAService:
         except VaskError as exc:
             yield {"type": "error", **exc.to_dict()}
 
+    async def complete(self, request: AskRequest) -> Event:
+        """The whole answer at once, as the final `done` event (for `vask eval --answers`); a failure,
+        such as a missing chat model, raises instead of becoming an event."""
+        done: Event = {}
+        async for event in self._ask(request):
+            if event["type"] == "done":
+                done = event
+        return done
+
     async def _ask(self, request: AskRequest) -> AsyncIterator[Event]:
         query = standalone_question(request.question, request.history)
         result = await self.searcher.search(
-            query, top_k=request.top_k, min_similarity=request.min_similarity, filters=request.filters
+            query,
+            top_k=request.top_k,
+            min_similarity=request.min_similarity,
+            filters=request.filters,
+            config=request.retrieval,
         )
         hits = result.hits
         if request.current_note:
