@@ -283,3 +283,30 @@ def test_topic_query_drops_the_scaffolding_of_a_question():
     # nothing to gain: one content word left, or no scaffolding to drop
     assert topic_query("What is SFAH?") is None
     assert topic_query("sourdough starter ratio") is None
+
+
+def test_the_prompt_drops_the_weakest_sources_then_old_turns_to_fit():
+    from vask_server.core.models import Hit
+    from vask_server.core.prompt import ANSWER_TOKENS, fit_prompt
+    from vask_server.core.tokens import count_tokens
+
+    def hit(n: int) -> Hit:
+        return Hit(f"c{n}", f"N{n}.md", f"Note {n}", f"Note {n}", "", 1, 2, 1.0 - n / 10, "word " * 300)
+
+    hits = [hit(n) for n in range(5)]
+    history = [{"role": "user", "content": "earlier " * 200}, {"role": "assistant", "content": "reply " * 200}]
+    whole = fit_prompt("q?", hits, history)  # no window given: everything
+    assert len(whole.hits) == 5 and whole.dropped == 0 and len(whole.messages) == 4
+
+    def size(prompt) -> int:  # type: ignore[no-untyped-def]
+        return sum(count_tokens(m["content"]) + 8 for m in prompt.messages)
+
+    window = size(whole) + ANSWER_TOKENS - 1  # one token short: the weakest source goes
+    fitted = fit_prompt("q?", hits, history, context_tokens=window)
+    assert [h.chunk_id for h in fitted.hits] == ["c0", "c1", "c2", "c3"] and fitted.dropped == 1
+    assert len(fitted.messages) == 4 and size(fitted) + ANSWER_TOKENS <= window
+    # sources go before the conversation; the best source stays even when turns must go too
+    tiny = fit_prompt("q?", hits, history, context_tokens=ANSWER_TOKENS + 400)
+    assert [h.chunk_id for h in tiny.hits] == ["c0"] and tiny.messages[-1] == {"role": "user", "content": "q?"}
+    assert len(tiny.messages) == 2  # system (one source) and the question: both old turns dropped
+    assert "Source: Note 0" in tiny.messages[0]["content"] and "Note 1" not in tiny.messages[0]["content"]

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import re
 
 import pytest
 from openapi_spec_validator import validate
@@ -133,6 +134,24 @@ async def test_citations_that_match_no_source_are_not_shown(fake_ollama, vault, 
         done = (await api.ask_events({"question": "How do I feed my sourdough starter?"}))[-1]
         titles = [c["title"] for c in done["citations"]]
         assert "Made Up Note" not in titles
+
+
+async def test_the_prompt_fits_the_context_window_asked_of_ollama(fake_ollama, vault, settings_for):
+    question = {"question": "How do I feed my sourdough starter?", "top_k": 12, "min_similarity": 0.0}
+    async with running_app(settings_for(vault)) as api:
+        roomy = await api.ask_events(question)
+        assert fake_ollama.fake.chat_requests[-1]["options"]["num_ctx"] == 8192  # the default, on every answer
+        assert len(roomy[0]["sources"]) == 12 and "notice" not in roomy[0]
+    # a window too small for twelve passages: the weakest go, the user is told, and the sources
+    # listed are exactly the ones the model was sent
+    async with running_app(settings_for(vault, chat_context=2048)) as api:
+        tight = await api.ask_events(question)
+        sent = fake_ollama.fake.chat_requests[-1]
+        assert sent["options"]["num_ctx"] == 2048
+        sources = tight[0]["sources"]
+        assert 1 <= len(sources) < 12 and "context window of 2048 tokens" in tight[0]["notice"]
+        assert [s["title"] for s in sources] == re.findall(r"^Source: (.+)$", sent["messages"][0]["content"], re.M)
+        assert sources[0]["path"] == roomy[0]["sources"][0]["path"]  # the best passage stays
 
 
 async def test_ask_declines_without_calling_the_model(fake_ollama, vault, settings_for):

@@ -43,12 +43,12 @@ _FLAGS = {
         "ollama_timeout",
         "ollama_retries",
     ),
-    "ask": (*_COMMON, "chat_model", "top_k", "min_similarity", "ollama_timeout", "ollama_retries"),
+    "ask": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "ollama_timeout", "ollama_retries"),
     "search": (*_COMMON, "top_k", "min_similarity"),
     "status": _COMMON,
     "serve": tuple(s.name for s in SETTINGS),
     "token": ("vault", "index_dir", "log_level"),
-    "eval": (*_COMMON, "chat_model", "top_k", "min_similarity", "ollama_timeout"),
+    "eval": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "ollama_timeout"),
 }
 
 
@@ -424,7 +424,11 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     for config in configs:
         async with contextlib.AsyncExitStack() as stack:
             searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
-            answerer = QAService(searcher, services.gateway, chat_model) if chat_model else None
+            answerer = (
+                QAService(searcher, services.gateway, chat_model, services.settings.chat_context)
+                if chat_model
+                else None
+            )
             outcomes = await evaluate(
                 searcher, questions, config, answerer=answerer, answer_top_k=services.settings.top_k
             )

@@ -65,6 +65,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "chat_model", "VASK_CHAT_MODEL", "--chat-model", "qwen2.5:14b", str, "Ollama chat model that writes answers."
     ),
+    SettingSpec(
+        "chat_context",
+        "VASK_CHAT_CONTEXT",
+        "--chat-context",
+        8192,
+        int,
+        "Context window in tokens asked of the chat model (Ollama's num_ctx); the sources are fitted into it.",
+    ),
     SettingSpec("top_k", "VASK_TOP_K", "--top-k", 6, int, "How many passages to retrieve for an answer or a search."),
     SettingSpec(
         "min_similarity",
@@ -165,6 +173,7 @@ class Settings:
     ollama_host: str = "http://127.0.0.1:11434"
     embed_model: str = "mxbai-embed-large"
     chat_model: str = "qwen2.5:14b"
+    chat_context: int = 8192
     top_k: int = 6
     min_similarity: float = 0.25
     chunk_tokens: int = 240
@@ -237,6 +246,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
 def validate(settings: Settings) -> None:
     checks = [
         (settings.top_k >= 1, "top_k must be at least 1"),
+        (settings.chat_context >= 2048, "chat_context must be at least 2048 tokens"),
         (0.0 <= settings.min_similarity <= 1.0, "min_similarity must be between 0 and 1"),
         (settings.chunk_tokens >= 16, "chunk_tokens must be at least 16"),
         (settings.chunk_max_chars >= 200, "chunk_max_chars must be at least 200"),

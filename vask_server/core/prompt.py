@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from vask_server.core.models import Hit
+from vask_server.core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions using only the user's own notes, given below as sources."""
 
@@ -41,21 +43,63 @@ def format_sources(hits: Sequence[Hit]) -> str:
     return "\n\n---\n\n".join(blocks)
 
 
-def build_messages(
+# Room left for the answer in the context window; sources that would eat into it are dropped.
+ANSWER_TOKENS = 1024
+_HISTORY_TURNS = 6  # recent turns only: the context window is for sources
+_MESSAGE_OVERHEAD_TOKENS = 8  # the chat template's role markers around each message
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    hits: list[Hit]  # the sources the model sees, best first: what the answer may cite
+    dropped: int = 0  # sources left out to fit the context window
+
+
+def fit_prompt(
     question: str,
     hits: Sequence[Hit],
     history: Sequence[dict[str, str]] = (),
     current_note: str | None = None,
+    *,
+    context_tokens: int | None = None,
+) -> Prompt:
+    """Rules and sources in the system message, then recent turns, then the question alone,
+    fitted into `context_tokens` with ANSWER_TOKENS to spare.
+
+    Ollama cuts a prompt longer than the model's context window on its own, silently, so the model
+    may never see some sources or the rules. Here the weakest sources go first, then the oldest
+    turns, until the estimate fits; the best source always stays. (The estimate counts subword
+    tokens the way the chunker does: on the high side for chat models' larger vocabularies.)"""
+    kept = list(hits)
+    turns = [
+        {"role": t["role"], "content": t["content"]}
+        for t in history[-_HISTORY_TURNS:]
+        if t.get("role") in ("user", "assistant") and t.get("content")
+    ]
+    while True:
+        messages = _messages(question, kept, turns, current_note)
+        if context_tokens is None or _estimate(messages) + ANSWER_TOKENS <= context_tokens:
+            break
+        if len(kept) > 1:
+            kept.pop()
+        elif turns:
+            turns.pop(0)
+        else:
+            break  # one source and the question: the model gets what fits, as Ollama cuts it
+    return Prompt(messages, kept, len(hits) - len(kept))
+
+
+def _messages(
+    question: str, hits: Sequence[Hit], turns: Sequence[dict[str, str]], current_note: str | None
 ) -> list[dict[str, str]]:
-    """Rules and sources in the system message, then recent turns, then the question alone."""
     focus = f"\n\nThe user is looking at the note {current_note}." if current_note else ""
     system = f"{SYSTEM_PROMPT}{focus}\n\nSources from the user's notes:\n\n{format_sources(hits)}\n\n---\n\n{RULES}"
-    messages = [{"role": "system", "content": system}]
-    for turn in history[-6:]:  # recent turns only: the context window is for sources
-        if turn.get("role") in ("user", "assistant") and turn.get("content"):
-            messages.append({"role": turn["role"], "content": turn["content"]})
-    messages.append({"role": "user", "content": question})
-    return messages
+    return [{"role": "system", "content": system}, *turns, {"role": "user", "content": question}]
+
+
+def _estimate(messages: Sequence[dict[str, str]]) -> int:
+    return sum(count_tokens(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
 def standalone_question(question: str, history: Sequence[dict[str, str]]) -> str:

@@ -47,7 +47,7 @@ async def build_services(settings: Settings, *, gateway: OllamaGateway | None = 
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
     searcher = Searcher(store, gateway)
-    qa = QAService(searcher, gateway, settings.chat_model)
+    qa = QAService(searcher, gateway, settings.chat_model, settings.chat_context)
     return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa)
 
 

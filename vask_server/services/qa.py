@@ -11,7 +11,7 @@ from typing import Any
 
 from vask_server.adapters.ollama import OllamaGateway
 from vask_server.core.citations import extract_citations, unique_sources
-from vask_server.core.prompt import DECLINE_MESSAGE, build_messages, standalone_question
+from vask_server.core.prompt import DECLINE_MESSAGE, fit_prompt, standalone_question
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
 from vask_server.services.search import RetrievalConfig, Searcher
@@ -32,10 +32,11 @@ class AskRequest:
 
 
 class QAService:
-    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str) -> None:
+    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str, context_tokens: int = 8192) -> None:
         self.searcher = searcher
         self.gateway = gateway
         self.chat_model = chat_model
+        self.context_tokens = context_tokens  # Ollama's num_ctx for answers; the sources are fitted into it
 
     async def ask(self, request: AskRequest) -> AsyncGenerator[Event, None]:
         try:
@@ -73,22 +74,34 @@ class QAService:
             )
             seen = {hit.chunk_id for hit in focus.hits}
             hits = focus.hits + [hit for hit in hits if hit.chunk_id not in seen]
+        prompt = fit_prompt(
+            request.question, hits, request.history, request.current_note, context_tokens=self.context_tokens
+        )
+        hits = prompt.hits  # the sources shown are the ones the model reads
+        notices = [result.notice] if result.notice else []
+        if prompt.dropped:
+            notices.append(
+                f"{prompt.dropped} of the weakest passages were left out to fit the chat model's context window "
+                f"of {self.context_tokens} tokens (VASK_CHAT_CONTEXT)."
+            )
         sources = [hit.to_dict(n) for n, hit in enumerate(unique_sources(hits), start=1)]
         yield {
             "type": "sources",
             "sources": sources,
             "mode": result.mode,
-            **({"notice": result.notice} if result.notice else {}),
+            **({"notice": " ".join(notices)} if notices else {}),
         }
         if not hits:
             yield {"type": "token", "text": DECLINE_MESSAGE}
             yield {"type": "done", "answer": DECLINE_MESSAGE, "citations": [], "sources": [], "declined": True}
             return
-        messages = build_messages(request.question, hits, request.history, request.current_note)
+        messages = prompt.messages
         parts: list[str] = []
         model = request.chat_model or self.chat_model
         try:
-            async for text in self.gateway.chat_stream(model, messages, options={"temperature": 0.1}):
+            async for text in self.gateway.chat_stream(
+                model, messages, options={"temperature": 0.1, "num_ctx": self.context_tokens}
+            ):
                 parts.append(text)
                 yield {"type": "token", "text": text}
         except ModelMissing as exc:

@@ -22,6 +22,8 @@ export interface AssistantTurn {
 	sources: Source[];
 	citations: Citation[];
 	declined: boolean;
+	/** The server's note about this answer (keyword-only results, passages left out), if any. */
+	notice?: string;
 	status: AssistantStatus;
 	/** Set when status is "error". */
 	error?: unknown;
@@ -115,6 +117,7 @@ export class ChatSession {
 		switch (ev.type) {
 			case 'sources':
 				turn.sources = Array.isArray(ev.sources) ? ev.sources : [];
+				if (typeof ev.notice === 'string' && ev.notice) turn.notice = ev.notice;
 				break;
 			case 'token':
 				turn.content += typeof ev.text === 'string' ? ev.text : '';

@@ -115,6 +115,10 @@ export interface Citation {
 export interface AskSourcesEvent {
 	type: 'sources';
 	sources: Source[];
+	/** "vector", "hybrid" or "keyword" (Ollama was down: keyword matches only). */
+	mode?: string;
+	/** What the user should know about this answer, e.g. keyword-only results or passages left out. */
+	notice?: string;
 }
 export interface AskTokenEvent {
 	type: 'token';

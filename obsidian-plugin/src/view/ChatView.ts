@@ -279,11 +279,14 @@ export class ChatView extends ItemView {
 	private renderSources(turn: AssistantTurn, ui: AnswerUi): void {
 		const el = ui.sourcesEl;
 		el.empty();
-		if (turn.sources.length === 0) {
+		if (turn.sources.length === 0 && !turn.notice) {
 			el.hide();
 			return;
 		}
 		el.show();
+		// Said above the sources, where it applies: e.g. "Ollama is not reachable … keyword matches only".
+		if (turn.notice) el.createDiv({ cls: 'vask-notice', text: turn.notice });
+		if (turn.sources.length === 0) return;
 		const cited = new Set(turn.citations.map((c) => c.path));
 		el.createDiv({
 			cls: 'vask-sources-title',

@@ -34,6 +34,18 @@ describe('ChatSession', () => {
 		]);
 	});
 
+	it('keeps the server\'s notice about an answer (keyword-only results, passages left out)', () => {
+		const s = new ChatSession();
+		const quiet = s.ask('q').assistant;
+		s.apply(quiet, { type: 'sources', sources: [src], mode: 'hybrid' });
+		expect(quiet.notice).toBeUndefined();
+		const { assistant } = s.ask('q2');
+		const notice = 'Ollama is not reachable. Showing keyword matches only.';
+		s.apply(assistant, { type: 'sources', sources: [src], mode: 'keyword', notice });
+		s.apply(assistant, { type: 'done', answer: 'x', citations: [], sources: [src], declined: false });
+		expect(assistant.notice).toBe(notice);
+	});
+
 	it('accumulates tokens, then takes the final answer, citations, sources and declined from "done"', () => {
 		const s = new ChatSession();
 		const { assistant } = s.ask('q');
