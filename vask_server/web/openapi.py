@@ -174,7 +174,9 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": (
-                                'One JSON object per line: {"type": "sources", "sources"}, then {"type": "token", '
+                                'One JSON object per line: {"type": "sources", "sources", "mode", "notice"?} (a '
+                                "notice when only keyword matches were found or passages were left out to fit the "
+                                'context window), then {"type": "token", '
                                 '"text"} as the model writes, last {"type": "done", "answer", "citations", "sources", '
                                 '"declined"} or {"type": "error", "code", "message", "hint"}.'
                             ),
