@@ -140,7 +140,8 @@ async def test_the_prompt_fits_the_context_window_asked_of_ollama(fake_ollama, v
     question = {"question": "How do I feed my sourdough starter?", "top_k": 12, "min_similarity": 0.0}
     async with running_app(settings_for(vault)) as api:
         roomy = await api.ask_events(question)
-        assert fake_ollama.fake.chat_requests[-1]["options"]["num_ctx"] == 8192  # the default, on every answer
+        options = fake_ollama.fake.chat_requests[-1]["options"]
+        assert options["num_ctx"] == 8192 and options["num_predict"] == 1024  # the defaults, on every answer
         assert len(roomy[0]["sources"]) == 12 and "notice" not in roomy[0]
     # a window too small for twelve passages: the weakest go, the user is told, and the sources
     # listed are exactly the ones the model was sent

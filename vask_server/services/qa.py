@@ -11,7 +11,7 @@ from typing import Any
 
 from vask_server.adapters.ollama import OllamaGateway
 from vask_server.core.citations import extract_citations, unique_sources
-from vask_server.core.prompt import DECLINE_MESSAGE, fit_prompt, standalone_question
+from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, standalone_question
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
 from vask_server.services.search import RetrievalConfig, Searcher
@@ -100,7 +100,11 @@ class QAService:
         model = request.chat_model or self.chat_model
         try:
             async for text in self.gateway.chat_stream(
-                model, messages, options={"temperature": 0.1, "num_ctx": self.context_tokens}
+                model,
+                messages,
+                # The answer gets the room the prompt left it, no more: Ollama's default is to write
+                # until stopped, and a small model that loops would never end.
+                options={"temperature": 0.1, "num_ctx": self.context_tokens, "num_predict": ANSWER_TOKENS},
             ):
                 parts.append(text)
                 yield {"type": "token", "text": text}
