@@ -43,6 +43,30 @@ def test_search_json_shape(cli_env, vault, capsys):
         assert 1 <= hit["line_start"] <= hit["line_end"]
 
 
+def test_the_decline_factor_is_a_setting_that_search_and_eval_obey(cli_env, vault, capsys, tmp_path):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    query = "how should the bread culture be fed"
+    code, out, _ = run(capsys, "search", "--vault", str(vault), query, "--json")
+    assert code == 0 and json.loads(out)["hits"]
+    # a factor no topic reaches: every search declines, in either mode, and says so
+    for mode in ("hybrid", "vector"):
+        code, out, _ = run(capsys, "search", "--vault", str(vault), query, "--mode", mode, "--decline-sigmas", "5")
+        assert code == 0 and out.startswith("Nothing in your notes comes close enough")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        '{"id": "s1", "question": "How should the bread culture be fed?", '
+        '"expected": ["02 Areas/Cooking/Sourdough starter log.md"], "type": "paraphrase"}\n'
+    )
+    args = ("eval", str(questions), "--vault", str(vault), "--json", "--configs", "hybrid,hybrid-question-decline")
+    code, out, _ = run(capsys, *args, "--decline-sigmas", "5")
+    hybrid, previous_rule = json.loads(out)["reports"]
+    assert hybrid["settings"]["retrieval"]["decline_sigmas"] == 5.0 and hybrid["overall"]["answerable_declined"] == 1
+    # the previous rule keeps its own factor
+    assert previous_rule["settings"]["retrieval"]["decline_sigmas"] == 0.7
+    code, _, err = run(capsys, "search", "--vault", str(vault), query, "--decline-sigmas", "9")
+    assert code == 2 and "decline_sigmas must be between -3 and 5" in err
+
+
 def test_ask_streams_an_answer_with_sources_that_open_real_notes(cli_env, vault, capsys, fake_ollama):
     run(capsys, "index", "--vault", str(vault), "--quiet")
     code, out, _ = run(capsys, "--vault", str(vault), "How do I feed my sourdough starter?")

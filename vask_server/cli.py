@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import sys
@@ -43,12 +44,21 @@ _FLAGS = {
         "ollama_timeout",
         "ollama_retries",
     ),
-    "ask": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "ollama_timeout", "ollama_retries"),
-    "search": (*_COMMON, "top_k", "min_similarity"),
+    "ask": (
+        *_COMMON,
+        "chat_model",
+        "chat_context",
+        "top_k",
+        "min_similarity",
+        "decline_sigmas",
+        "ollama_timeout",
+        "ollama_retries",
+    ),
+    "search": (*_COMMON, "top_k", "min_similarity", "decline_sigmas"),
     "status": _COMMON,
     "serve": tuple(s.name for s in SETTINGS),
     "token": ("vault", "index_dir", "log_level"),
-    "eval": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "ollama_timeout"),
+    "eval": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "decline_sigmas", "ollama_timeout"),
 }
 
 
@@ -337,9 +347,7 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
 
 async def _search(args: argparse.Namespace, services: Services) -> int:
     settings = services.settings
-    from vask_server.services.search import RetrievalConfig
-
-    config = RetrievalConfig(mode=args.mode)
+    config = dataclasses.replace(services.searcher.config, mode=args.mode)  # the settings' decline rule too
     result = await services.searcher.search(
         " ".join(args.query),
         top_k=settings.top_k,
@@ -354,7 +362,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
         print(json.dumps({"hits": hits, "mode": result.mode}, ensure_ascii=False, indent=2))
         return 0
     if not result.hits:
-        print("No passages above the similarity threshold.")
+        print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     for n, hit in enumerate(result.hits, start=1):
         print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end})")
         snippet = " ".join(hit.text.split())
@@ -412,7 +420,8 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     unknown = [n for n in names if n not in PRESETS]
     if unknown:
         raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
-    configs = [preset(name, services.settings.min_similarity) for name in names]
+    settings = services.settings
+    configs = [preset(name, settings.min_similarity, settings.decline_sigmas) for name in names]
     chat_model = services.settings.chat_model if args.answers else None
     if chat_model:  # a missing model stops the run here, not after the baseline index is built
         reachable, missing = await services.gateway.probe([chat_model])

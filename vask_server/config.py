@@ -83,6 +83,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Cosine similarity below which a passage is not used as evidence.",
     ),
     SettingSpec(
+        "decline_sigmas",
+        "VASK_DECLINE_SIGMAS",
+        "--decline-sigmas",
+        0.33,
+        float,
+        "How far above the index's level of unrelated text (in standard deviations) a question's topic must "
+        "score before vask answers; lower declines less often. Measure it with vask eval.",
+    ),
+    SettingSpec(
         "chunk_tokens",
         "VASK_CHUNK_TOKENS",
         "--chunk-tokens",
@@ -176,6 +185,7 @@ class Settings:
     chat_context: int = 8192
     top_k: int = 6
     min_similarity: float = 0.25
+    decline_sigmas: float = 0.33
     chunk_tokens: int = 240
     chunk_max_chars: int = 3000
     max_note_bytes: int = 2_000_000
@@ -248,6 +258,7 @@ def validate(settings: Settings) -> None:
         (settings.top_k >= 1, "top_k must be at least 1"),
         (settings.chat_context >= 2048, "chat_context must be at least 2048 tokens"),
         (0.0 <= settings.min_similarity <= 1.0, "min_similarity must be between 0 and 1"),
+        (-3.0 <= settings.decline_sigmas <= 5.0, "decline_sigmas must be between -3 and 5"),
         (settings.chunk_tokens >= 16, "chunk_tokens must be at least 16"),
         (settings.chunk_max_chars >= 200, "chunk_max_chars must be at least 200"),
         (settings.embed_batch_size >= 1, "embed_batch_size must be at least 1"),

@@ -15,7 +15,7 @@ from vask_server.config import Settings
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
-from vask_server.services.search import Searcher
+from vask_server.services.search import RetrievalConfig, Searcher
 
 
 @dataclass
@@ -46,7 +46,7 @@ async def build_services(settings: Settings, *, gateway: OllamaGateway | None = 
         concurrency=settings.embed_concurrency,
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
-    searcher = Searcher(store, gateway)
+    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
     qa = QAService(searcher, gateway, settings.chat_model, settings.chat_context)
     return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa)
 

@@ -66,9 +66,16 @@ DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
 COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline")
 
 
-def preset(name: str, min_similarity: float) -> EvalConfig:
+def preset(name: str, min_similarity: float, decline_sigmas: float | None = None) -> EvalConfig:
+    """A preset with the user's settings where it has none of its own: the seed design keeps its
+    fixed threshold, and the previous decline rule its own factor."""
     config = PRESETS[name]
-    return config if config.seed_index else replace(config, min_similarity=min_similarity)
+    if config.seed_index:
+        return config
+    retrieval = config.retrieval
+    if decline_sigmas is not None and retrieval.decline == "calibrated" and retrieval.decline_on == "topic":
+        retrieval = replace(retrieval, decline_sigmas=decline_sigmas)
+    return replace(config, min_similarity=min_similarity, retrieval=retrieval)
 
 
 async def evaluate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -16,7 +17,6 @@ from vask_server.services.context import Services, index_status
 from vask_server.services.live import LiveIndex
 from vask_server.services.qa import AskRequest
 from vask_server.services.related import related_notes
-from vask_server.services.search import RetrievalConfig
 from vask_server.web import validation as v
 from vask_server.web.keys import LIVE, SERVICES
 from vask_server.web.middleware import AUTHENTICATED
@@ -121,7 +121,7 @@ async def search(request: web.Request) -> web.Response:
     mode = body.get("mode", services.searcher.config.mode)
     if mode not in ("vector", "hybrid"):
         raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
-    config = RetrievalConfig(mode=mode, per_note=services.searcher.config.per_note)
+    config = dataclasses.replace(services.searcher.config, mode=mode)
     result = await services.searcher.search(
         query, top_k=top_k, min_similarity=min_similarity, filters=v.filters(body.get("filters")), config=config
     )
