@@ -32,7 +32,7 @@ class AskRequest:
 
 
 class QAService:
-    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str, context_tokens: int = 8192) -> None:
+    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str, context_tokens: int) -> None:
         self.searcher = searcher
         self.gateway = gateway
         self.chat_model = chat_model
