@@ -102,9 +102,15 @@ def covers_query(row: dict[str, Any], query: str | set[str]) -> bool:
     wanted = content_words(query) if isinstance(query, str) else query
     if not wanted:
         return False
-    passage = " ".join(str(row.get(k) or "") for k in ("title", "heading", "text")).lower()
+    passage = _passage(row)
     # word by word, as whole words, without splitting the passage (~75 passages per search)
     return all(word in passage and _whole_word(word).search(passage) for word in wanted)
+
+
+def _passage(row: dict[str, Any]) -> str:
+    """What exact matches are looked for in: title, heading and text, lower-cased, one space
+    between words (a quoted term may wrap across lines in the note)."""
+    return " ".join(" ".join(str(row.get(k) or "") for k in ("title", "heading", "text")).lower().split())
 
 
 # A term the user quotes ('scenius', "grey zone"): a straight quote must not open after a letter or
@@ -129,7 +135,7 @@ def holds_quoted(row: dict[str, Any], terms: Sequence[str]) -> bool:
     """The passage (title and heading included) holds every quoted term as written, word for word."""
     if not terms:
         return False
-    passage = " ".join(" ".join(str(row.get(k) or "").split()) for k in ("title", "heading", "text")).lower()
+    passage = _passage(row)
     return all(term in passage and _whole_word(term).search(passage) for term in terms)
 
 
@@ -163,6 +169,9 @@ class Ranked:
     keyword_rank: int | None = None
     vector_rank: int | None = None
     fused: float = 0.0
+    # Exact evidence, worked out once in _merge for fusion and for the decline rule alike:
+    exact: bool = False  # a keyword passage holding every content word of the query
+    quoted: bool = False  # a passage holding every term the query quotes
 
 
 def fuse(
@@ -172,9 +181,10 @@ def fuse(
     vector_weight: float = 1.0,
     text_weight: float = 1.0,
     k: int = RRF_K,
+    query: str = "",
 ) -> list[Ranked]:
     """Reciprocal-rank fusion: each list contributes weight / (k + rank); best first."""
-    ranked = _merge(vector_rows, text_rows)
+    ranked = _merge(vector_rows, text_rows, query)
     for item in ranked.values():
         if item.vector_rank is not None:
             item.fused += vector_weight / (k + item.vector_rank)
@@ -203,19 +213,17 @@ def fuse_convex(
     match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
     the embedding model does not know ("Litestream"), whose cosine is noise. Every row must carry
     its cosine ("score" for vector rows, "similarity" for keyword rows)."""
-    ranked = _merge(vector_rows, text_rows)
+    ranked = _merge(vector_rows, text_rows, query)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
-    wanted = content_words(query)
-    keyword_style = 0 < len(wanted) <= _KEYWORD_QUERY_WORDS
-    quoted = quoted_terms(query)
+    keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
     first: set[str] = set()
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-        if item.keyword is not None and covers_query(item.row, wanted):
+        if item.exact:
             keyword += 1.0
             if keyword_style:
                 first.add(key)
-        if holds_quoted(item.row, quoted):
+        if item.quoted:
             first.add(key)
         item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
     standout = _standout_keyword_match(text_rows)
@@ -236,7 +244,9 @@ def _standout_keyword_match(text_rows: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
-def _merge(vector_rows: Sequence[dict[str, Any]], text_rows: Sequence[dict[str, Any]]) -> dict[str, Ranked]:
+def _merge(
+    vector_rows: Sequence[dict[str, Any]], text_rows: Sequence[dict[str, Any]], query: str = ""
+) -> dict[str, Ranked]:
     ranked: dict[str, Ranked] = {}
     for rank, row in enumerate(vector_rows, start=1):
         item = ranked.setdefault(row["id"], Ranked(row))
@@ -248,6 +258,10 @@ def _merge(vector_rows: Sequence[dict[str, Any]], text_rows: Sequence[dict[str, 
         item.keyword_rank = rank
         if item.similarity is None and "similarity" in row:
             item.similarity = float(row["similarity"])
+    wanted, quoted = content_words(query), quoted_terms(query)
+    for item in ranked.values():
+        item.exact = item.keyword is not None and covers_query(item.row, wanted)
+        item.quoted = holds_quoted(item.row, quoted)
     return ranked
 
 

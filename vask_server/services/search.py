@@ -23,14 +23,11 @@ from vask_server.core.retrieve import (
     RRF_K,
     Filters,
     Ranked,
-    covers_query,
     filters_to_where,
     fuse,
     fuse_convex,
     graph_boost,
-    holds_quoted,
     limit_per_note,
-    quoted_terms,
     row_to_hit,
     topic_query,
 )
@@ -235,7 +232,7 @@ class Searcher:
         if config.mode == "hybrid" and config.fusion == "convex":
             ranked = fuse_convex(vector_rows, text_rows, query=query)
         else:
-            ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [])
+            ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [], query=query)
         cache = await self._index_cache(index)
         if config.graph:
             ranked = graph_boost(
@@ -257,9 +254,8 @@ class Searcher:
             threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
-        quoted = quoted_terms(query)
-        exact = any(covers_query(row, query) for row in text_rows[:3]) or any(
-            holds_quoted(item.row, quoted) for item in ranked
+        exact = any(
+            item.quoted or (item.exact and item.keyword_rank is not None and item.keyword_rank <= 3) for item in ranked
         )
         declined = best is None or evidence is None or (evidence < threshold and not exact)
         hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
