@@ -422,7 +422,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
     settings = services.settings
     configs = [preset(name, settings.min_similarity, settings.decline_sigmas) for name in names]
-    chat_model = services.settings.chat_model if args.answers else None
+    chat_model = settings.chat_model if args.answers else None
     if chat_model:  # a missing model stops the run here, not after the baseline index is built
         reachable, missing = await services.gateway.probe([chat_model])
         if not reachable:
@@ -433,14 +433,8 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     for config in configs:
         async with contextlib.AsyncExitStack() as stack:
             searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
-            answerer = (
-                QAService(searcher, services.gateway, chat_model, services.settings.chat_context)
-                if chat_model
-                else None
-            )
-            outcomes = await evaluate(
-                searcher, questions, config, answerer=answerer, answer_top_k=services.settings.top_k
-            )
+            answerer = QAService(searcher, services.gateway, chat_model, settings.chat_context) if chat_model else None
+            outcomes = await evaluate(searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k)
         reports.append(report(config, outcomes, chat_model=chat_model))
     if args.json:
         print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
