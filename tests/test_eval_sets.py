@@ -1,0 +1,29 @@
+"""The evaluation sets are data the figures in docs/EVALUATION.md rest on: a typo in a path would
+turn a hit into a miss without any error."""
+
+import json
+from pathlib import Path
+
+from vask_server.core.metrics import parse_questions
+
+ROOT = Path(__file__).resolve().parent.parent
+SETS = sorted((ROOT / "tests" / "eval").glob("*.jsonl"))
+TYPES = {"direct", "paraphrase", "table", "metaphor", "hub", "cross", "title", "spanish", "absent"}
+
+
+def test_every_set_parses_and_points_at_notes_that_exist():
+    assert len(SETS) >= 8
+    for path in SETS:
+        questions = parse_questions(path.read_text("utf-8").splitlines(), path.name)
+        assert questions, path.name
+        for question in questions:
+            assert question.type in TYPES, f"{path.name} {question.id}: unknown type {question.type}"
+            assert (question.type == "absent") == (not question.expected), f"{path.name} {question.id}"
+            for expected in question.expected:
+                assert (ROOT / "sample_vault" / expected).is_file(), f"{path.name} {question.id}: no note {expected}"
+
+
+def test_ids_are_unique_across_all_sets():
+    ids = [json.loads(line)["id"] for path in SETS for line in path.read_text("utf-8").splitlines() if line.strip()]
+    duplicated = {i for i in ids if ids.count(i) > 1}
+    assert not duplicated, f"ids used twice: {sorted(duplicated)}"
