@@ -3,8 +3,12 @@
 import os
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
+import vask_server.adapters.store as store_module
+from tests.fake_ollama import embed_text
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -142,3 +146,39 @@ def test_index_dir_defaults_outside_the_vault(tmp_path: Path):
     assert index.name.startswith("My-Vault-")
     assert vault not in index.parents
     assert default_index_dir(tmp_path / "other", env={"XDG_DATA_HOME": str(tmp_path / "data")}) != index
+
+
+async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_embedded(
+    fake_ollama, small_vault, settings_for
+):
+    await sync(settings_for(small_vault))
+    async with open_services(settings_for(small_vault)) as services:
+        active = services.store.read_meta().active
+        table = await services.store.chunks(active["suffix"], active["dimension"])
+        assert (await table.schema()).field("vector").type.value_type == pa.float16()
+        rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["id", "hash"])
+        stored = await services.store.vectors_for_ids(active["suffix"], active["dimension"], rows["id"].to_pylist())
+    assert stored.dtype == np.float32 and stored.shape[0] == rows.num_rows
+    texts = [t for t in fake_ollama.fake.embedded_texts if t != "dimension probe"]
+    exact = np.asarray([embed_text(t) for t in texts], dtype=np.float32)
+    # every stored vector is within float16 rounding of one the model returned
+    closest = (stored @ exact.T).max(axis=1)
+    assert closest.min() > 0.999
+
+
+async def test_an_index_with_float32_vectors_from_an_earlier_version_keeps_working(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    monkeypatch.setattr(store_module, "VECTOR_VALUE_TYPE", pa.float32())
+    await sync(settings_for(small_vault))
+    monkeypatch.undo()
+    plan = small_vault / "Projects" / "Plan.md"
+    plan.write_text(plan.read_text().replace("milestone 7,", "milestone seven (moved to kelp season),"))
+    report = await sync(settings_for(small_vault))
+    assert report.changed == 1 and report.chunks_embedded == 1 and not report.failed
+    async with open_services(settings_for(small_vault)) as services:
+        active = services.store.read_meta().active
+        table = await services.store.chunks(active["suffix"], active["dimension"])
+        assert (await table.schema()).field("vector").type.value_type == pa.float32()
+        result = await services.searcher.search("kelp season", top_k=3, min_similarity=0.0)
+    assert "kelp season" in result.hits[0].text

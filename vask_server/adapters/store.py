@@ -85,6 +85,12 @@ def table_suffix(model: str, dimension: int) -> str:
     return f"{slug}_{dimension}"
 
 
+# Vectors are stored as 16-bit floats: half the disk and half of what compaction and the ANN build
+# read, for a cosine that moves by ~1e-4 (docs/BENCHMARKS.md). They are read back as float32.
+# Indexes written before this keep their 32-bit column: LanceDB casts what is added to the table's type.
+VECTOR_VALUE_TYPE = pa.float16()
+
+
 def chunk_schema(dimension: int) -> pa.Schema:
     return pa.schema(
         [
@@ -102,7 +108,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("text", pa.string()),
             pa.field("search_text", pa.string()),  # title, aliases, heading path and text: for full-text
             pa.field("tags", pa.list_(pa.string())),
-            pa.field("vector", pa.list_(pa.float32(), dimension)),
+            pa.field("vector", pa.list_(VECTOR_VALUE_TYPE, dimension)),
         ]
     )
 

@@ -377,7 +377,8 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             hashes.append(chunk.hash)
     if not hashes:
         return None
-    matrix = np.stack([np.asarray(vectors[h], dtype=np.float32) for h in hashes])
+    value_type = schema.field("vector").type.value_type
+    matrix = np.stack([np.asarray(vectors[h]) for h in hashes]).astype(value_type.to_pandas_dtype())
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
-    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dimension)
+    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), value_type), dimension)
     return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
