@@ -148,7 +148,7 @@ class Searcher:
 
     async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
         # Row numbers and paths only, then the vectors of the sampled rows: reading every vector (150 MB
-        # at 100,000 chunks) took over a second.
+        # as 32-bit floats at 100,000 chunks) took over a second.
         rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
         # One random chunk per note, so that pairs are between different notes and one long
         # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
