@@ -304,6 +304,39 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(body).toMatchObject({ chat_model: 'no-such-model' });
 	});
 
+	it("shows the server's notice above the sources: the embedding model is gone, so keyword matches only", async () => {
+		// The server's embedding model disappears from Ollama (as after `ollama rm`); chat still works.
+		await fakeControl({ embed_models: {} });
+		try {
+			const page = await openPage();
+			await ask(page, QUESTION);
+			await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+			const answer = lastAnswer(page);
+			const notice = answer.locator('.vask-notice');
+			expect(await notice.count()).toBe(1);
+			const text = await notice.innerText();
+			expect(text).toContain('keyword matches only');
+			expect(text).toContain('ollama pull fake-embed');
+			// above the list of sources, which the keyword search still found
+			expect(await answer.locator('.vask-sources-list li').count()).toBeGreaterThan(0);
+			const noticeFirst = await answer.evaluate((el) => {
+				const n = el.querySelector('.vask-notice')!;
+				const list = el.querySelector('.vask-sources-list')!;
+				return (n.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+			});
+			expect(noticeFirst).toBe(true);
+			const turn = (await conversation(page))[1] as AssistantTurn;
+			expect(turn.notice).toBe(text);
+		} finally {
+			await fakeControl({ embed_models: { 'fake-embed': 96 } });
+		}
+		// and once the model is back, the next answer has no notice
+		const page = await openPage();
+		await ask(page, QUESTION);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(await lastAnswer(page).locator('.vask-notice').count()).toBe(0);
+	});
+
 	it('the related notes view lists notes related to the active note', async () => {
 		const page = await openPage({ activeFile: '02 Areas/Cooking/Sourdough starter log.md' });
 		await page.evaluate(() => window.__vask!.plugin.activateView('vask-related'));
