@@ -8,7 +8,9 @@ import pyarrow as pa
 import pytest
 
 import vask_server.adapters.store as store_module
+import vask_server.services.indexer as indexer_module
 from tests.fake_ollama import embed_text
+from vask_server.adapters.meta import legacy_table_suffix
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -133,7 +135,7 @@ async def test_a_new_model_builds_a_separate_index_and_replaces_the_old_when_com
         meta = services.store.read_meta()
         tables = (await services.store._db.list_tables()).tables
     assert meta.active["model"] == "other-embed" and meta.active["dimension"] == 48 and meta.building is None
-    assert sorted(tables) == ["chunks_other_embed_48", "notes_other_embed_48"]
+    assert sorted(tables) == ["chunks_other_embed_48_f16", "notes_other_embed_48_f16"]
 
 
 def test_index_dir_defaults_outside_the_vault(tmp_path: Path):
@@ -166,19 +168,39 @@ async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_emb
     assert closest.min() > 0.999
 
 
-async def test_an_index_with_float32_vectors_from_an_earlier_version_keeps_working(
+async def test_an_index_of_32_bit_vectors_from_an_earlier_version_is_copied_to_16_bits_without_embedding(
     fake_ollama, small_vault, settings_for, monkeypatch
 ):
+    # what an earlier version wrote: 32-bit vectors, in tables named without the format
     monkeypatch.setattr(store_module, "VECTOR_VALUE_TYPE", pa.float32())
-    await sync(settings_for(small_vault))
+    monkeypatch.setattr(indexer_module, "table_suffix", legacy_table_suffix)
+    old = await sync(settings_for(small_vault))
     monkeypatch.undo()
+    async with open_services(settings_for(small_vault)) as services:
+        assert services.store.read_meta().active["suffix"] == "fake_embed_96"
+        before = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
+
     plan = small_vault / "Projects" / "Plan.md"
     plan.write_text(plan.read_text().replace("milestone 7,", "milestone seven (moved to kelp season),"))
+    fake_ollama.fake.reset_counters()
     report = await sync(settings_for(small_vault))
-    assert report.changed == 1 and report.chunks_embedded == 1 and not report.failed
+    # every chunk's vector comes from the old tables except the one edited section's
+    assert report.chunks_embedded == 1 and report.chunks_reused == old.chunks_embedded - 1
+    assert "kelp season" in next(t for t in fake_ollama.fake.embedded_texts if t != "dimension probe")
     async with open_services(settings_for(small_vault)) as services:
-        active = services.store.read_meta().active
-        table = await services.store.chunks(active["suffix"], active["dimension"])
-        assert (await table.schema()).field("vector").type.value_type == pa.float32()
-        result = await services.searcher.search("kelp season", top_k=3, min_similarity=0.0)
-    assert "kelp season" in result.hits[0].text
+        meta = services.store.read_meta()
+        assert meta.active["suffix"] == "fake_embed_96_f16" and meta.building is None
+        assert sorted((await services.store._db.list_tables()).tables) == [
+            "chunks_fake_embed_96_f16",
+            "notes_fake_embed_96_f16",
+        ]
+        table = await services.store.chunks(meta.active["suffix"], 96)
+        assert (await table.schema()).field("vector").type.value_type == pa.float16()
+        after = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
+        kelp = await services.searcher.search("kelp season", top_k=3, min_similarity=0.0)
+    assert before.hits and [h.chunk_id for h in after.hits] == [h.chunk_id for h in before.hits]
+    assert "kelp season" in kelp.hits[0].text
+    # and from then on, a sync with nothing changed is the fast path again
+    fake_ollama.fake.reset_counters()
+    again = await sync(settings_for(small_vault))
+    assert again.changed == 0 and fake_ollama.fake.embedded_texts == []

@@ -2,17 +2,43 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vask_server.core.embed_prompts import prompts_for
+
 log = logging.getLogger(__name__)
 
 META_FILE = "index.json"
+
+# The vectors' storage format is part of a table's name, so that an index written in an older format
+# is rebuilt beside it, not mixed into it. "f16": 16-bit floats; names without it hold 32-bit ones.
+_VECTOR_FORMAT = "f16"
+
+
+def table_suffix(model: str, dimension: int) -> str:
+    """The name of the tables that hold this model's index: one pair per model, dimension, document
+    instruction and vector format."""
+    return f"{legacy_table_suffix(model, dimension)}_{_VECTOR_FORMAT}"
+
+
+def legacy_table_suffix(model: str, dimension: int) -> str:
+    """The name the same index had when vectors were stored as 32-bit floats. Its vectors are the
+    same model's, made the same way: a sync copies them into the new tables instead of asking the
+    model again."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
+    document_prompt = prompts_for(model).document
+    if document_prompt:
+        # Vectors made with another instruction in front are not interchangeable: their own tables.
+        return f"{slug}_{dimension}_{hashlib.sha256(document_prompt.encode()).hexdigest()[:8]}"
+    return f"{slug}_{dimension}"
 
 
 @dataclass

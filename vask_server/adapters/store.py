@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
-import hashlib
 import logging
 import os
-import re
 import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -27,7 +25,6 @@ import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
 
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
-from vask_server.core.embed_prompts import prompts_for
 from vask_server.core.retrieve import sql_string
 
 log = logging.getLogger(__name__)
@@ -76,18 +73,9 @@ def sql_in(column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
-def table_suffix(model: str, dimension: int) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
-    document_prompt = prompts_for(model).document
-    if document_prompt:
-        # Vectors made with another instruction in front are not interchangeable: their own tables.
-        return f"{slug}_{dimension}_{hashlib.sha256(document_prompt.encode()).hexdigest()[:8]}"
-    return f"{slug}_{dimension}"
-
-
 # Vectors are stored as 16-bit floats: half the disk and half of what compaction and the ANN build
-# read, for a cosine that moves by ~1e-4 (docs/BENCHMARKS.md). They are read back as float32.
-# Indexes written before this keep their 32-bit column: LanceDB casts what is added to the table's type.
+# read, for a cosine that moves by ~1e-4 (docs/BENCHMARKS.md). They are read back as float32. (The
+# tables' names say so, `meta.table_suffix`: an index of 32-bit vectors is copied over by a sync.)
 VECTOR_VALUE_TYPE = pa.float16()
 
 

@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 
+from vask_server.adapters.meta import legacy_table_suffix, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory, table_suffix
+from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.describe import note_record
@@ -127,6 +128,12 @@ class Indexer:
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
+        # The same model's index from before 16-bit vectors: its vectors are copied, not made again.
+        reuse = None
+        previous_suffix = meta.active.get("suffix") if meta.active else None
+        if switching and previous_suffix == legacy_table_suffix(self.embedder.model, dimension):
+            reuse = str(previous_suffix)
+            log.info("copying the vectors of the %s index into 16-bit tables", self.embedder.model)
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
@@ -173,7 +180,7 @@ class Indexer:
                 assert upcoming is not None
                 prepared = await upcoming
                 upcoming = prepare(number + 1)
-                await self._write_batch(suffix, dimension, prepared, report, present)
+                await self._write_batch(suffix, dimension, prepared, report, present, reuse)
                 done += len(batch)
                 if progress:
                     progress(done, total)
@@ -294,12 +301,15 @@ class Indexer:
         prepared: list[_Prepared],
         report: SyncReport,
         present: _Present | None = None,
+        reuse: str | None = None,
     ) -> None:
         all_chunks = [chunk for item in prepared for chunk in item.chunks]
-        hashes = {c.hash for c in all_chunks}
-        if present is not None:
-            hashes &= present.hashes  # the others have no stored vector: no need to ask
+        all_hashes = {c.hash for c in all_chunks}
+        # (with `present`: the others have no stored vector, no need to ask)
+        hashes = all_hashes & present.hashes if present is not None else all_hashes
         known = await self.store.vectors_for_hashes(suffix, dimension, hashes)
+        if reuse is not None and len(known) < len(all_hashes):
+            known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
         to_embed = chunks_to_embed(all_chunks, known)
         if to_embed:
             vectors = await self.embedder.embed([c.embed_text for c in to_embed])
