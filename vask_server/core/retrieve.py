@@ -161,6 +161,9 @@ def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = Non
     )
 
 
+STRONG_KEYWORD_RANK = 3  # the keyword matches kept as evidence whatever their cosine
+
+
 @dataclass
 class Ranked:
     row: dict[str, Any]
@@ -172,6 +175,11 @@ class Ranked:
     # Exact evidence, worked out once in _merge for fusion and for the decline rule alike:
     exact: bool = False  # a keyword passage holding every content word of the query
     quoted: bool = False  # a passage holding every term the query quotes
+
+    @property
+    def strong_keyword(self) -> bool:
+        """Among the best keyword matches: an exact name or code can matter more than a cosine."""
+        return self.keyword_rank is not None and self.keyword_rank <= STRONG_KEYWORD_RANK
 
 
 def fuse(

@@ -254,9 +254,7 @@ class Searcher:
             threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
-        exact = any(
-            item.quoted or (item.exact and item.keyword_rank is not None and item.keyword_rank <= 3) for item in ranked
-        )
+        exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
         declined = best is None or evidence is None or (evidence < threshold and not exact)
         hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
         declined = declined or not hits
@@ -287,7 +285,6 @@ def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ra
     hits = []
     for item in ranked:
         similarity = item.similarity if item.similarity is not None else 0.0
-        strong_keyword = item.keyword_rank is not None and item.keyword_rank <= 3
-        if similarity >= min_similarity or strong_keyword:
+        if similarity >= min_similarity or item.strong_keyword:
             hits.append(row_to_hit(item.row, score(item), similarity))
     return hits
