@@ -138,6 +138,52 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# -- folders the benchmark owns --------------------------------------------------------------------
+
+# Written into every index folder the benchmark makes. Steps delete and rebuild such folders, so a
+# folder without it (say, a real vault's index passed as --index-dir by mistake) is never touched.
+BENCH_MARKER = ".vask-bench"
+
+
+def refuse(message: str) -> SystemExit:
+    """Exit 2 with `message` on stderr: bad input, nothing done."""
+    print(f"scripts.bench: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def check_bench_dir(path: Path) -> None:
+    """Refuses (exit 2) a folder the benchmark did not make: one that holds a vask index of its own,
+    or any other non-empty folder without the marker. A missing or empty folder is fine."""
+    from vask_server.adapters.meta import META_FILE
+
+    if path.exists() and not path.is_dir():
+        raise refuse(f"index folder {path} is a file.")
+    if not path.is_dir() or (path / BENCH_MARKER).is_file():
+        return
+    if (path / META_FILE).exists():
+        raise refuse(
+            f"{path} holds a vask index that the benchmark did not make, which it would delete or "
+            "overwrite; left alone. Pass a new folder as --index-dir (the benchmark makes it)."
+        )
+    if any(path.iterdir()):
+        raise refuse(
+            f"{path} is not empty and the benchmark did not make it (it has no {BENCH_MARKER} file), so it "
+            "is left alone. Pass a new or empty folder as --index-dir; delete this one yourself if it is "
+            "left over from a run of an earlier version of the benchmark."
+        )
+
+
+def claim_bench_dir(path: Path, *, fresh: bool = False) -> Path:
+    """`path` as an index folder of the benchmark's own, marked as such: emptied first when `fresh`.
+    Refuses, like `check_bench_dir`, a folder the benchmark did not make."""
+    check_bench_dir(path)
+    if fresh and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / BENCH_MARKER).write_text("made by scripts/bench.py, which may delete this folder\n")
+    return path
+
+
 @contextlib.contextmanager
 def ollama_running(host: str, start: bool = True) -> Iterator[None]:
     """Uses the Ollama API at `host`, starting ../shared/ollama-shim there when nothing answers."""
@@ -395,9 +441,7 @@ def unique_embed_texts(vault: Path) -> list[str]:
 
 def run_index(args: argparse.Namespace) -> dict[str, Any]:
     """Full index of a vault into a fresh index folder, in this process."""
-    index_dir: Path = args.index_dir
-    if index_dir.exists():
-        shutil.rmtree(index_dir)
+    index_dir = claim_bench_dir(args.index_dir, fresh=True)
     record = asyncio.run(
         _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
     )
@@ -459,9 +503,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
     texts = unique_embed_texts(args.vault)
     pairs = []
     for n in range(args.repeat):
-        index_dir = args.work / f"index-overhead-{n}"
-        if index_dir.exists():
-            shutil.rmtree(index_dir)
+        index_dir = claim_bench_dir(args.work / f"index-overhead-{n}", fresh=True)
 
         # Alternate which goes first, so a machine getting busier or quieter during the run does not
         # favour one side.
@@ -540,7 +582,7 @@ def start_server(
 ) -> Server:
     from vask_server.adapters.token import ensure_token
 
-    index_dir.mkdir(parents=True, exist_ok=True)
+    claim_bench_dir(index_dir)  # the server syncs --vault into it
     token = ensure_token(index_dir)
     env = vask_env(index_dir, host, model, **extra_env)
     command = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--port", str(port)]
@@ -704,8 +746,7 @@ async def _compact(index_dir: Path) -> int:
 
 def run_memory(args: argparse.Namespace) -> dict[str, Any]:
     """`vask serve` on an empty index: its peak RSS while it indexes the vault, then at rest."""
-    if args.index_dir.exists():
-        shutil.rmtree(args.index_dir)
+    claim_bench_dir(args.index_dir, fresh=True)
     log_path = args.work / "memory-serve.log"
     server = start_server(
         args.vault, args.index_dir, args.ollama_host, args.model, free_port(), VASK_LOG_LEVEL="info", log=log_path
@@ -821,6 +862,7 @@ async def _query_bench(
     from vask_server.web.app import create_app
     from vask_server.web.keys import LIVE, SERVICES
 
+    claim_bench_dir(index_dir)  # the app syncs --vault into it
     settings = load_settings(
         env={}, vault=vault, index_dir=index_dir, ollama_host=host, embed_model=model, chat_model="extractive"
     )
@@ -970,6 +1012,10 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
 
     plan = QUICK if args.quick else FULL
     work: Path = args.work
+    # Every index folder the steps will replace, checked before the minutes of work that precede some.
+    repeats = 1 if args.quick else args.repeat
+    for name in ("instant", "large", "small", "memory", *(f"overhead-{n}" for n in range(repeats))):
+        check_bench_dir(work / f"index-{name}")
     work.mkdir(parents=True, exist_ok=True)
     host = args.ollama_host
     started = time.monotonic()
@@ -1000,7 +1046,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
                 model=REAL_MODEL,
                 batch_size=None,
                 concurrency=None,
-                repeat=1 if args.quick else args.repeat,
+                repeat=repeats,
             )
         )
         # 3. restart with nothing changed
@@ -1184,6 +1230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "edits": run_edits,
         "memory": run_memory,
     }
+    if getattr(args, "index_dir", None) is not None:
+        check_bench_dir(args.index_dir)  # before anything starts (the step claims it when it runs)
     needs_ollama = not (args.command == "index" and args.model == "instant")
     with ollama_running(args.ollama_host) if needs_ollama else contextlib.nullcontext():
         handlers[args.command](args)
