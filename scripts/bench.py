@@ -9,7 +9,8 @@ that port when nothing answers there.
     uv run python -m scripts.bench all --json docs/bench/results.json    # the full run (~20 min)
     uv run python -m scripts.bench all --quick                           # small vaults, under a minute
 
-Single steps (see `--help` of each): `index`, `overhead`, `restart`, `query`, `edits`, `memory`.
+Single steps (see `--help` of each): `index`, `overhead`, `restart`, `query`, `edits`, `memory`; and
+`related` (not part of `all`).
 """
 
 from __future__ import annotations
@@ -990,6 +991,94 @@ def run_query(args: argparse.Namespace) -> dict[str, Any]:
     return record
 
 
+async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, calls: int, seed: int) -> dict[str, Any]:
+    import aiohttp
+    from aiohttp import web
+
+    from vask_server.config import load_settings
+    from vask_server.web.app import create_app
+    from vask_server.web.keys import LIVE, SERVICES
+
+    claim_bench_dir(index_dir)  # the app syncs --vault into it
+    settings = load_settings(
+        env={}, vault=vault, index_dir=index_dir, ollama_host=host, embed_model=model, chat_model="extractive"
+    )
+    app = create_app(settings, watch=False)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        await app[LIVE].wait_idle(timeout=1800)
+        services = app[SERVICES]
+        await _wait_background(services.store)
+        notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+        paths = random.Random(seed).sample(notes, min(len(notes), calls + 1))  # a note switch each call
+        # How late a 5 ms timer fires during each call, at worst: how long the loop could do nothing
+        # else (stream an answer's tokens, say).
+        stall = 0.0
+        stalls: list[float] = []
+        done = asyncio.Event()
+
+        async def heartbeat() -> None:
+            nonlocal stall
+            while not done.is_set():
+                started = time.perf_counter()
+                await asyncio.sleep(0.005)
+                stall = max(stall, time.perf_counter() - started - 0.005)
+
+        token = (index_dir / "token").read_text().strip()
+        times: list[float] = []
+        async with aiohttp.ClientSession(
+            f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}
+        ) as session:
+            beat = asyncio.create_task(heartbeat())
+            for path in paths:
+                stall = 0.0
+                started = time.perf_counter()
+                async with session.get("/v1/related", params={"path": path}) as response:
+                    body = await response.json()
+                    assert response.status == 200, body
+                times.append(time.perf_counter() - started)
+                stalls.append(stall)
+            done.set()
+            await beat
+        status = await services.store.note_statuses(services.searcher.active().suffix)
+        return {
+            "notes": len(status),
+            "calls": len(times) - 1,
+            "first_call_ms": round(times[0] * 1000, 1),
+            "first_call_longest_loop_stall_ms": round(stalls[0] * 1000, 1),
+            "related": summary_ms(times[1:]),
+            "longest_loop_stall": summary_ms(stalls[1:]),
+        }
+    finally:
+        await runner.cleanup()
+
+
+def run_related(args: argparse.Namespace) -> dict[str, Any]:
+    """/v1/related, each call for another note (as the plugin does on every note switch)."""
+    record = asyncio.run(
+        _related_bench(args.vault, args.index_dir, args.ollama_host, args.model, args.calls, args.seed)
+    )
+    r, stall = record["related"], record["longest_loop_stall"]
+    print_table(
+        f"/v1/related on {record['notes']} notes ({record['calls']} calls after the first)",
+        [
+            ("median", f"{r['median_ms']:.1f} ms"),
+            ("p95", f"{r['p95_ms']:.1f} ms"),
+            (
+                "first call",
+                f"{record['first_call_ms']:.0f} ms (longest stall {record['first_call_longest_loop_stall_ms']:.0f} ms)",
+            ),
+            ("longest event loop stall in a call", f"median {stall['median_ms']:.0f} ms, max {stall['max_ms']:.0f} ms"),
+        ],
+    )
+    write_json(args.json, record)
+    return record
+
+
 # -- everything ------------------------------------------------------------------------------------
 
 
@@ -1203,6 +1292,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("hybrid", "vector"), default="hybrid")
     common(p)
 
+    p = sub.add_parser("related", help="/v1/related latency, a different note each call")
+    p.add_argument("--vault", type=Path, required=True)
+    p.add_argument("--index-dir", type=Path, required=True)
+    p.add_argument("--calls", type=int, default=50)
+    common(p)
+
     p = sub.add_parser("edits", help="save-to-searchable over many edits; disk before and after")
     p.add_argument("--vault", type=Path, required=True, help="edited in place: use a synthetic vault")
     p.add_argument("--index-dir", type=Path, required=True)
@@ -1227,6 +1322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "overhead": run_overhead,
         "restart": run_restart,
         "query": run_query,
+        "related": run_related,
         "edits": run_edits,
         "memory": run_memory,
     }

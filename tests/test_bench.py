@@ -46,7 +46,7 @@ def test_index_refuses_a_folder_it_did_not_make_and_leaves_it_alone(small_vault,
 def test_a_real_index_is_refused_by_every_step_that_writes_to_it(small_vault, tmp_path):
     folder = _real_index(tmp_path / "index")
     before = _files(folder)
-    for step in ("restart", "query", "edits", "memory"):
+    for step in ("restart", "query", "related", "edits", "memory"):
         with pytest.raises(SystemExit) as exited:
             bench.main(
                 [step, "--vault", str(small_vault), "--index-dir", str(folder), "--ollama-host", "http://127.0.0.1:9"]
