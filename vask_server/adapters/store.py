@@ -8,12 +8,13 @@ the caller; `compact` folds small fragments together and drops old versions so d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import logging
 import os
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -144,6 +145,9 @@ class Store:
         self._vector_indexed: set[str] = set()  # chunk tables that have an ANN index on `vector`
         self._vector_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        # Goes up after every write of this process: with index.json's last_sync (whole seconds, and
+        # the only sign of another process's writes), what tells a cache of stored data it is stale.
+        self.writes = 0
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
@@ -192,6 +196,7 @@ class Store:
                 await self._db.drop_table(name)
             except Exception as exc:  # already gone is fine
                 log.debug("drop %s: %s", name, exc)
+        self.writes += 1
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -209,6 +214,11 @@ class Store:
                 rows.extend((await query.to_arrow()).to_pylist())
         records = {row["path"]: NoteRecord(**row) for row in rows}
         return records if paths is None else {p: r for p, r in records.items() if p in paths}
+
+    async def note_links(self, suffix: str) -> pa.Table:
+        """Each note's path, title and links (JSON): what the link graph needs, and no more."""
+        table = await self.notes(suffix)
+        return await table.query().select(["path", "title", "links"]).to_arrow()
 
     async def note_statuses(self, suffix: str) -> dict[str, tuple[str, str]]:
         """Each note's (status, reason), by path: what a status report needs, without the rest of the
@@ -283,7 +293,7 @@ class Store:
         the caller knows; the others are only added, which spares a delete and a merge that would
         find nothing (most of the cost of a first build). None: any of `paths` may."""
         stale = list(paths) if existing is None else [p for p in paths if p in existing]
-        async with self._lock:
+        async with self._writing():
             chunks = await self.chunks(suffix, dimension)
             for start in range(0, len(stale), _IN_LIST_BATCH):
                 await chunks.delete(sql_in("path", stale[start : start + _IN_LIST_BATCH]))
@@ -301,13 +311,23 @@ class Store:
                     await notes.add(pa.Table.from_pylist(added, schema=NOTE_SCHEMA))
 
     async def delete_notes(self, suffix: str, dimension: int, paths: Sequence[str]) -> None:
-        async with self._lock:
+        async with self._writing():
             chunks = await self.chunks(suffix, dimension)
             notes = await self.notes(suffix)
             for start in range(0, len(paths), _IN_LIST_BATCH):
                 batch = paths[start : start + _IN_LIST_BATCH]
                 await chunks.delete(sql_in("path", batch))
                 await notes.delete(sql_in("path", batch))
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """The write lock; `writes` goes up as it is released, so that a read that overlapped the
+        write is seen as stale too."""
+        async with self._lock:
+            try:
+                yield
+            finally:
+                self.writes += 1
 
     async def ensure_fts(self, suffix: str, dimension: int) -> None:
         name = f"chunks_{suffix}"

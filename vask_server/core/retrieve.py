@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,7 +275,7 @@ def _merge(
 
 def graph_boost(
     ranked: list[Ranked],
-    graph: dict[str, set[str]],
+    graph: Mapping[str, Collection[str]],
     *,
     seeds: int = 3,
     weight: float = 0.3,

@@ -8,7 +8,6 @@ a fixed or a calibrated threshold for saying "not in your notes".
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from vask_server.core.retrieve import (
     topic_query,
 )
 from vask_server.errors import ModelMissing, NotIndexed, OllamaUnavailable
+from vask_server.services.graph import LinkGraphs
 
 log = logging.getLogger(__name__)
 
@@ -91,14 +91,13 @@ class ActiveIndex:
 
 @dataclass
 class _IndexCache:
-    """Per index version: a background sample of vectors and the link graph."""
+    """Per index version: a background sample of vectors."""
 
     suffix: str
     version: str
     notes: int  # notes the sample was drawn from
     pair_mean: float  # similarity of random pairs of chunks: the model's "unrelated" level
     pair_std: float
-    graph: dict[str, set[str]] | None = None  # read when a search first asks for the graph boost
 
 
 class Searcher:
@@ -109,6 +108,7 @@ class Searcher:
         self._embedders: dict[str, Embedder] = {}
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
+        self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
 
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
@@ -132,8 +132,8 @@ class Searcher:
             return cache
         if cache is not None and cache.suffix == index.suffix and cache.notes >= _BACKGROUND_SAMPLE:
             # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
-            # its notes) or the graph, so the previous figures serve while fresh ones are computed in
-            # the background: no search waits for it. (A small index is re-read at once: it is quick,
+            # its notes), so the previous figures serve while fresh ones are computed in the
+            # background: no search waits for it. (A small index is re-read at once: it is quick,
             # and there one note can move the figures.)
             if self._refresh is None or self._refresh.done():
                 self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
@@ -168,20 +168,6 @@ class Searcher:
         if not background or self._cache is None or self._cache.suffix == cache.suffix:
             self._cache = cache  # (a background refresh never replaces the cache of a newer index)
         return cache
-
-    async def _graph(self, index: ActiveIndex, cache: _IndexCache) -> dict[str, set[str]]:
-        """Notes linked to and from each note (only the graph boost needs it: ~50 MB at 10,000 notes)."""
-        if cache.graph is None:
-            manifest = await self.store.manifest(index.suffix)
-            graph: dict[str, set[str]] = {path: set() for path in manifest}
-            for record in manifest.values():
-                for link in json.loads(record.links or "[]"):
-                    target = link.get("resolved")
-                    if target and target != record.path and target in graph:
-                        graph[record.path].add(target)
-                        graph[target].add(record.path)
-            cache.graph = graph
-        return cache.graph
 
     async def search(
         self,
@@ -237,7 +223,7 @@ class Searcher:
         if config.graph:
             ranked = graph_boost(
                 ranked,
-                await self._graph(index, cache),
+                await self.graphs.get(index.suffix),
                 seeds=config.graph_seeds,
                 weight=config.graph_weight,
                 min_links=config.graph_min_links,

@@ -190,7 +190,8 @@ async def related(request: web.Request) -> web.Response:
         raise BadRequest("'top_k' must be an integer.") from None
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
-    return web.json_response({"path": path, "related": await related_notes(services.store, index, path, top_k)})
+    related = await related_notes(services.store, services.searcher.graphs, index, path, top_k)
+    return web.json_response({"path": path, "related": related})
 
 
 @routes.post("/v1/reindex")

@@ -1,0 +1,148 @@
+"""/v1/related and the link graph it shares with the search's graph boost."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.web_helpers import Api, running_app
+from vask_server.adapters.store import Store, vector_matrix
+from vask_server.core.retrieve import sql_string
+from vask_server.services import indexer
+from vask_server.services.search import ActiveIndex, Searcher
+from vask_server.web.keys import SERVICES
+
+LINKER = "Daily/2026-03-14.md"
+TARGET = "04 Archive/Ideas.md"
+
+
+def _count(monkeypatch: pytest.MonkeyPatch, store: Store, names: list[str]) -> dict[str, int]:
+    """Counts calls of these store methods (those that exist)."""
+    calls = dict.fromkeys(names, 0)
+    for name in names:
+        method = getattr(store, name, None)
+        if method is None:
+            continue
+
+        def counted(*args: Any, _name: str = name, _method: Callable[..., Any] = method, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, counted)
+    return calls
+
+
+async def _related(api: Api, path: str, top_k: int = 10) -> list[dict[str, Any]]:
+    response = await api.get("/v1/related", params={"path": path, "top_k": str(top_k)})
+    body = await response.json()
+    assert response.status == 200, body
+    result: list[dict[str, Any]] = body["related"]
+    return result
+
+
+async def test_the_graph_is_read_once_for_every_related_call_and_the_graph_boost(
+    fake_ollama, vault, settings_for, monkeypatch
+):
+    async with running_app(settings_for(vault)) as api:
+        services = api.client.app[SERVICES]
+        # Every read of the manifest opens the notes table: `notes` counts them, whatever the reader.
+        calls = _count(monkeypatch, services.store, ["notes", "manifest", "note_links"])
+        assert await _related(api, "Home.md")
+        first = dict(calls)
+        assert await _related(api, LINKER)
+        assert await _related(api, "Home.md")
+        searcher = services.searcher
+        config = dataclasses.replace(searcher.config, graph=True)
+        assert (await searcher.search("running plan", top_k=5, min_similarity=0.0, config=config)).hits
+        assert calls == first, "a later call, or the graph boost, read the manifest again"
+        assert calls["manifest"] == 0  # only the columns the graph needs
+
+
+async def test_an_added_link_is_related_after_the_sync_even_within_the_same_second(
+    fake_ollama, vault, settings_for, monkeypatch
+):
+    # Every sync records the same last_sync, as two syncs within one second do: only the store's
+    # count of its writes can tell the graph it is stale.
+    monkeypatch.setattr(indexer, "now_iso", lambda: "2026-01-01T00:00:00+00:00")
+    async with running_app(settings_for(vault)) as api:
+        before = {r["path"]: r["reason"] for r in await _related(api, TARGET, top_k=50)}
+        assert before.get(LINKER) != "linked from"
+        note = vault / LINKER
+        note.write_text(note.read_text() + "\nSee also [[04 Archive/Ideas]].\n", encoding="utf-8")
+        assert (await api.post("/v1/reindex", {"paths": [LINKER]})).status == 202
+        await asyncio.sleep(0.05)
+        await api.live.wait_idle()
+        after = {r["path"]: r["reason"] for r in await _related(api, TARGET, top_k=50)}
+        assert after.get(LINKER) == "linked from"
+        assert {r["path"]: r["reason"] for r in await _related(api, LINKER, top_k=50)}[TARGET] == "links to"
+
+        (vault / LINKER).unlink()
+        assert (await api.post("/v1/reindex", {"paths": [LINKER]})).status == 202
+        await asyncio.sleep(0.05)
+        await api.live.wait_idle()
+        assert LINKER not in {r["path"] for r in await _related(api, TARGET, top_k=50)}
+        assert (await api.get("/v1/related", params={"path": LINKER})).status == 404
+
+
+async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str, top_k: int) -> list[dict[str, Any]]:
+    """/v1/related as it was computed before the graph was kept: from every note's manifest row."""
+    manifest = await store.manifest(index.suffix)
+    record = manifest[path]
+    outgoing = {link.get("resolved") for link in json.loads(record.links or "[]")} - {None, path}
+    incoming = {
+        other.path
+        for other in manifest.values()
+        if other.path != path and any(link.get("resolved") == path for link in json.loads(other.links or "[]"))
+    }
+    scores: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    own = await store.all_chunk_rows(index.suffix, index.dimension, ["vector"], where=f"path = {sql_string(path)}")
+    if own.num_rows:
+        centroid = vector_matrix(own["vector"], index.dimension).mean(axis=0)
+        centroid = centroid / (float(np.linalg.norm(centroid)) or 1.0)
+        where = f"path != {sql_string(path)}"
+        for row in await store.vector_search(index.suffix, index.dimension, centroid, 60, where=where):
+            if row["path"] not in scores:
+                scores[row["path"]] = float(row["score"])
+                reasons[row["path"]] = "similar"
+    for other in sorted(outgoing | incoming):
+        if other in manifest:
+            scores[other] = scores.get(other, 0.0) + 0.15
+            reasons[other] = "links to" if other in outgoing else "linked from"
+    ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:top_k]
+    return [
+        {"path": p, "title": manifest[p].title if p in manifest else p, "score": round(s, 4), "reason": reasons[p]}
+        for p, s in ranked
+    ]
+
+
+def _graph_from_the_manifest(manifest: dict[str, Any]) -> dict[str, set[str]]:
+    """The graph boost's graph as it was built before (Searcher._graph)."""
+    graph: dict[str, set[str]] = {path: set() for path in manifest}
+    for record in manifest.values():
+        for link in json.loads(record.links or "[]"):
+            target = link.get("resolved")
+            if target and target != record.path and target in graph:
+                graph[record.path].add(target)
+                graph[target].add(record.path)
+    return graph
+
+
+async def test_related_and_the_graph_are_what_the_manifest_says_on_sample_vault(fake_ollama, vault, settings_for):
+    async with running_app(settings_for(vault)) as api:
+        services = api.client.app[SERVICES]
+        searcher: Searcher = services.searcher
+        index = searcher.active()
+        manifest = await services.store.manifest(index.suffix)
+        graph = await searcher.graphs.get(index.suffix)
+        assert {path: set(linked) for path, linked in graph.items()} == _graph_from_the_manifest(manifest)
+        assert sum(len(linked) for linked in graph.values()) > 100  # sample_vault is well linked
+        assert len(manifest) > 50
+        for path in sorted(manifest):
+            assert await _related(api, path) == await _related_from_the_manifest(services.store, index, path, 10), path
