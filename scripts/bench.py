@@ -6,8 +6,8 @@ live under --work (default /tmp/vask-bench), never in the repository. Needs an O
 --ollama-host with `hash-embed` (instant) and `all-minilm` (real): ../shared/ollama-shim is started on
 that port when nothing answers there.
 
-    uv run python -m scripts.bench all --json docs/bench/results.json    # the full run (~20 min)
-    uv run python -m scripts.bench all --quick                           # small vaults, under a minute
+    uv run python -m scripts.bench all --json docs/bench/results.json    # the full run (~11 min)
+    uv run python -m scripts.bench all --quick                           # small vaults (~3 min)
 
 Single steps (see `--help` of each): `index`, `overhead`, `restart`, `query`, `edits`, `memory`; and
 `related` (not part of `all`).
@@ -1260,7 +1260,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--work", type=Path, default=Path("/tmp/vask-bench"))
 
     p = sub.add_parser("all", help="every step on synthetic vaults; prints the figures table")
-    p.add_argument("--quick", action="store_true", help="small vaults: finishes in under a minute")
+    p.add_argument("--quick", action="store_true", help="small vaults: ~3 minutes on 2 cores")
     p.add_argument("--repeat", type=int, default=2, help="overhead-ratio runs (the median is reported)")
     p.add_argument("--no-shim", action="store_true", help="never start ../shared/ollama-shim")
     common(p)
