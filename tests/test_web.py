@@ -109,7 +109,7 @@ async def test_search_hits_have_the_cli_fields_and_respect_filters(fake_ollama, 
         for hit in result["hits"]:
             assert {"path", "title", "heading", "line_start", "line_end", "score", "text"} <= set(hit)
             assert (vault / hit["path"]).is_file()
-        daily = await api.search("what did I do this week", top_k=5, filters={"folders": ["Daily"]})
+        daily = await api.search("what did I log", top_k=5, filters={"folders": ["Daily"]})
         assert daily["hits"] and all(h["path"].startswith("Daily/") for h in daily["hits"])
 
 

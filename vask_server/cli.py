@@ -263,8 +263,9 @@ def _nothing_changed(settings: Settings) -> bool:
     meta = read_meta(index_dir)
     if not meta.active or meta.active.get("model") != settings.embed_model:
         return False  # (before the scan: a changed model needs no look at the files)
-    scan = Vault(vault_root).scan()
-    fingerprint = index_options(settings).fingerprint()
+    vault = Vault(vault_root)
+    scan = vault.scan()
+    fingerprint = index_options(settings, vault).fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
     print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
@@ -399,6 +400,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         COMPARE_CONFIGS,
         DEFAULT_CONFIGS,
         PRESETS,
+        TIME_CONFIGS,
         evaluate,
         preset,
         report,
@@ -415,6 +417,8 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     if args.split:
         questions = [q for q in questions if q.split == args.split]
     names = COMPARE_CONFIGS if args.compare else DEFAULT_CONFIGS
+    if args.compare and any(q.range is not None for q in questions):
+        names = (*names, *(n for n in TIME_CONFIGS if n not in names))  # time read and not, side by side
     if args.configs:
         names = tuple(n.strip() for n in args.configs.split(",") if n.strip())
     unknown = [n for n in names if n not in PRESETS]
@@ -471,6 +475,19 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
                 f"{rep['config']:<{width}}{a['absent_declined']:>12}/{o['absent']:<4}"
                 f"{a['answerable_declined']:>17}/{o['count']:<3}{a['answerable_citing_expected']:>15}/{o['count']:<3}"
             )
+    timed = [rep for rep in reports if "time" in rep["overall"]]
+    if timed:
+        lines.append("")
+        lines.append("time questions: range read as meant; share of the first 6 notes dated in the range")
+        lines.append(f"{'config':<{width}}{'n':>4}{'range read':>12}{'in-range@6':>12}{'shown out of range':>20}")
+        for rep in timed:
+            t = rep["overall"]["time"]
+            lines.append(
+                f"{rep['config']:<{width}}{t['questions']:>4}{t['range_understood']:>12.3f}"
+                f"{t['in_range_precision@6']:>12.3f}{t['out_of_range_shown']:>20.3f}"
+            )
+            if t["misread"]:
+                lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")

@@ -96,6 +96,12 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("text", pa.string()),
             pa.field("search_text", pa.string()),  # title, aliases, heading path and text: for full-text
             pa.field("tags", pa.list_(pa.string())),
+            # When the passage was written (core/dates.py): the first and last day it covers, and
+            # where that was read ("daily-note", "frontmatter:created", "heading", …, "file-time").
+            pa.field("date", pa.date32()),
+            pa.field("date_end", pa.date32()),
+            pa.field("date_source", pa.string()),
+            pa.field("modified", pa.date32()),  # the note's: frontmatter `modified`/`updated`, else the file's
             pa.field("vector", pa.list_(VECTOR_VALUE_TYPE, dimension)),
         ]
     )
@@ -140,6 +146,7 @@ class Store:
         self.index_dir = index_dir
         self._db = db
         self._tables: dict[str, lancedb.AsyncTable] = {}
+        self._columns: dict[str, frozenset[str]] = {}  # each open table's column names
         self._fts_ready: set[str] = set()
         self._vector_indexed: set[str] = set()  # chunk tables that have an ANN index on `vector`
         self._vector_task: asyncio.Task[None] | None = None
@@ -175,7 +182,18 @@ class Store:
             else:
                 table = await self._db.create_table(name, schema=schema, exist_ok=True)
             self._tables[name] = table
+            self._columns[name] = frozenset((await table.schema()).names)
         return table
+
+    async def has_dates(self, suffix: str, dimension: int) -> bool:
+        """Whether this chunks table records dates (tables of an earlier format do not, until a sync
+        has copied them into the current one)."""
+        await self.chunks(suffix, dimension)
+        return "date" in self._columns.get(f"chunks_{suffix}", frozenset())
+
+    def _hit_columns(self, suffix: str) -> list[str]:
+        columns = self._columns.get(f"chunks_{suffix}", frozenset())
+        return [c for c in _HIT_COLUMNS if c in columns or c not in _DATE_COLUMNS]
 
     async def chunks(self, suffix: str, dimension: int) -> lancedb.AsyncTable:
         return await self._table(f"chunks_{suffix}", chunk_schema(dimension))
@@ -352,7 +370,7 @@ class Store:
         release_memory()
         log.info("vector index of %s ready in %.1f s", name, time.perf_counter() - started)
 
-    async def forget_tables(self) -> None:
+    async def forget_tables(self) -> None:  # (column names stay: a table's schema does not change)
         """Reconnects, dropping open table handles and the database's caches of them: after a large
         sync they hold metadata of every version it wrote (~30 MB after a 10,000-note build). Tables
         reopen on next use; operations in flight keep the handles they have."""
@@ -390,7 +408,8 @@ class Store:
             query = query.where(where).bypass_vector_index()
         elif f"chunks_{suffix}" in self._vector_indexed:
             query = query.nprobes(_ANN_NPROBES).refine_factor(_ANN_REFINE)
-        result = await query.select([*_HIT_COLUMNS, "_distance", *(["vector"] if with_vectors else [])]).to_arrow()
+        columns = [*self._hit_columns(suffix), "_distance", *(["vector"] if with_vectors else [])]
+        result = await query.select(columns).to_arrow()
         rows = _rows_with_vectors(result)
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
@@ -414,7 +433,7 @@ class Store:
         if where:
             query = query.where(where)
         try:
-            columns = [*_HIT_COLUMNS, "_score", *(["vector"] if with_vectors else [])]
+            columns = [*self._hit_columns(suffix), "_score", *(["vector"] if with_vectors else [])]
             result = await query.select(columns).to_arrow()
         except Exception as exc:  # a query the FTS parser rejects is "no keyword hits", not a crash
             log.debug("full-text query %r failed: %s", text, exc)
@@ -447,7 +466,9 @@ def _rows_with_vectors(result: pa.Table) -> list[dict[str, Any]]:
     return rows
 
 
+_DATE_COLUMNS = ("date", "date_end", "date_source")
 _HIT_COLUMNS = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "kind", "text", "tags"]
+_HIT_COLUMNS.extend(_DATE_COLUMNS)
 
 
 def now_iso() -> str:

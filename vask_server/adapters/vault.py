@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from vask_server.errors import BadRequest, NotFound
 
+log = logging.getLogger(__name__)
+
 IGNORED_DIRS = {".obsidian", ".trash", ".git", "node_modules"}
+# Where Obsidian keeps the settings vask reads: the core Daily notes plugin's, the Periodic Notes plugin's.
+DAILY_NOTES_SETTINGS = ".obsidian/daily-notes.json"
+PERIODIC_NOTES_SETTINGS = ".obsidian/plugins/periodic-notes/data.json"
 _BINARY_SNIFF = 8192
 
 
@@ -100,6 +108,22 @@ class Vault:
         if not stat.S_ISREG(info.st_mode):
             return None
         return FileStat(info.st_mtime_ns, info.st_size)
+
+    def obsidian_settings(self, relative: str) -> dict[str, Any] | None:
+        """One of Obsidian's JSON settings files, parsed; None when the vault has none. A file that
+        cannot be read or parsed is logged and treated as absent: the defaults then apply."""
+        path = self.root / relative
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("could not read %s (%s); using the defaults", relative, exc)
+            return None
+        if not isinstance(data, dict):
+            log.warning("%s is not a JSON object; using the defaults", relative)
+            return None
+        return data
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

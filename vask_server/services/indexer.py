@@ -13,23 +13,27 @@ import json
 import logging
 import posixpath
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date, datetime
 
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.meta import legacy_table_suffix, table_suffix
+from vask_server.adapters.meta import reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
+from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
+from vask_server.services.options import with_vault_dates
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,8 @@ class _Prepared:
     stamp: FileStat
     note: Note | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    dates: list[DateSpan] = field(default_factory=list)  # one per chunk
+    modified: date | None = None
     content_hash: str = ""
     status: str = "ok"
     reason: str = ""
@@ -111,6 +117,9 @@ class Indexer:
 
     async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
         started = time.perf_counter()
+        self.options = await asyncio.to_thread(with_vault_dates, self.options, self.vault)
+        if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
+            only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         scan: VaultScan | None = None
         if only is None and not force:
             scan = await asyncio.to_thread(self.vault.scan)
@@ -128,12 +137,12 @@ class Indexer:
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
-        # The same model's index from before 16-bit vectors: its vectors are copied, not made again.
+        # The same model's index in an earlier table format: its vectors are copied, not made again.
         reuse = None
         previous_suffix = meta.active.get("suffix") if meta.active else None
-        if switching and previous_suffix == legacy_table_suffix(self.embedder.model, dimension):
+        if switching and previous_suffix in reusable_suffixes(self.embedder.model, dimension):
             reuse = str(previous_suffix)
-            log.info("copying the vectors of the %s index into 16-bit tables", self.embedder.model)
+            log.info("copying the vectors of the %s index into tables of the current format", self.embedder.model)
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
@@ -287,10 +296,12 @@ class Indexer:
                 record = note_record(note) if self.options.note_records else None
                 if record is not None:
                     item.chunks.append(record)
+                dates = date_note(note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
+                item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
             except Exception as exc:  # a parser bug must cost one note, not the whole sync
                 log.exception("could not parse %s", path)
                 item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
-                item.note, item.chunks = None, []
+                item.note, item.chunks, item.dates = None, [], []
             out.append(item)
         return out
 
@@ -360,7 +371,7 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
 
 def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
     schema = chunk_schema(dimension)
-    columns: dict[str, list[object]] = {name: [] for name in schema.names if name != "vector"}
+    columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
     for item in prepared:
         note = item.note
@@ -369,7 +380,7 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
         folder = posixpath.dirname(item.path)
         aliases = " ".join(note.aliases)
         tags = list(note.tags)
-        for chunk in item.chunks:
+        for chunk, span in zip(item.chunks, item.dates, strict=True):
             columns["id"].append(chunk.id)
             columns["path"].append(chunk.path)
             columns["folder"].append(folder)
@@ -384,6 +395,10 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             columns["text"].append(chunk.text)
             columns["search_text"].append(f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}")
             columns["tags"].append(tags)
+            columns["date"].append(span.start)
+            columns["date_end"].append(span.end)
+            columns["date_source"].append(span.source)
+            columns["modified"].append(item.modified)
             hashes.append(chunk.hash)
     if not hashes:
         return None

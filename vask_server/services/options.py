@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from vask_server.adapters.vault import DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, Vault
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.dates import periodic_formats
 from vask_server.core.plan import IndexOptions
 
 
-def index_options(settings: Settings) -> IndexOptions:
-    return IndexOptions(
+def index_options(settings: Settings, vault: Vault | None = None) -> IndexOptions:
+    """The options a sync of this vault uses; with `vault`, dated by the vault's own periodic-note
+    settings as they are now."""
+    options = IndexOptions(
         chunking=ChunkOptions(max_tokens=settings.chunk_tokens, max_chars=settings.chunk_max_chars),
         max_note_bytes=settings.max_note_bytes,
     )
+    return options if vault is None else with_vault_dates(options, vault)
+
+
+def with_vault_dates(options: IndexOptions, vault: Vault) -> IndexOptions:
+    """`options` with the periodic-note formats the vault configures (read anew: a user can change
+    them in Obsidian at any time; a change re-dates every note at the next full sync)."""
+    periodic = periodic_formats(
+        vault.obsidian_settings(DAILY_NOTES_SETTINGS), vault.obsidian_settings(PERIODIC_NOTES_SETTINGS)
+    )
+    if periodic == options.dates.periodic:
+        return options
+    return replace(options, dates=replace(options.dates, periodic=periodic))

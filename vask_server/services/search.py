@@ -11,7 +11,8 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
+from vask_server.core.question import understand
 from vask_server.core.retrieve import (
     RRF_K,
     Filters,
@@ -31,11 +33,16 @@ from vask_server.core.retrieve import (
     row_to_hit,
     topic_query,
 )
+from vask_server.core.timeexpr import TimeRange
 from vask_server.errors import ModelMissing, NotIndexed, OllamaUnavailable
 
 log = logging.getLogger(__name__)
 
 _BACKGROUND_SAMPLE = 512
+# "recently": the last 30 days, widened this many times (x3 each: 90 days, 270) when they hold nothing.
+_RECENT_WIDENINGS = 2
+# "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
+_ORDER_BY_DATE_WITHIN = 0.85
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,10 @@ class SearchResult:
     evidence: float | None = None  # what the decline rule compared: the topic's best cosine, or the above
     evidence_threshold: float | None = None  # the calibrated cosine below which the search declines
     declined: bool = False
+    time_range: TimeRange | None = None  # the dates searched within, when the question or caller set them
+    query: str | None = (
+        None  # what was searched: the question without its time words (and a follow-up's previous question)
+    )
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,59 @@ class Searcher:
             cache.graph = graph
         return cache.graph
 
+    async def search_question(
+        self,
+        question: str,
+        *,
+        today: date,
+        top_k: int,
+        min_similarity: float,
+        filters: Filters | None = None,
+        read_time: bool = True,
+        previous: str | None = None,
+        config: RetrievalConfig | None = None,
+    ) -> SearchResult:
+        """A question as the user asked it: the time it names is read (against `today`) and searched
+        within, and "when did I last…" puts the latest of the close matches first. A question that
+        names no time is searched exactly as `search` would. A follow-up is searched together with
+        the `previous` question, within its own time or else the previous one's ("and in March?")."""
+        understood = understand(question, today=today, filters=filters, read_time_words=read_time)
+        if previous is not None:
+            prior = understand(previous, today=today, filters=filters, read_time_words=read_time)
+            timed = understood if understood.time_range or understood.order else prior
+            understood = replace(timed, text=f"{prior.text}\n{understood.text}")
+        notice = None
+        if understood.filters.dated and not await self._has_dates():
+            notice = "The index is being rebuilt to read dates; this search ignores the time range until it is done."
+            understood = replace(
+                understood, filters=replace(understood.filters, date_from=None, date_to=None), time_range=None
+            )
+        result = await self.search(
+            understood.text, top_k=top_k, min_similarity=min_similarity, filters=understood.filters, config=config
+        )
+        time_range = understood.time_range
+        for _ in range(_RECENT_WIDENINGS if understood.recent else 0):
+            if result.hits or time_range is None or time_range.start is None or time_range.end is None:
+                break
+            # "recently" found nothing in the last 30 days: look further back, and say how far
+            span = (time_range.end - time_range.start).days * 3
+            time_range = TimeRange(time_range.end - timedelta(days=span), time_range.end, time_range.text)
+            wider = replace(understood.filters, date_from=time_range.start)
+            result = await self.search(
+                understood.text, top_k=top_k, min_similarity=min_similarity, filters=wider, config=config
+            )
+        if understood.order is not None:
+            result.hits = order_by_date(result.hits, latest=understood.order == "latest")
+        result.time_range = time_range
+        result.query = understood.text
+        if notice:
+            result.notice = f"{result.notice} {notice}" if result.notice else notice
+        return result
+
+    async def _has_dates(self) -> bool:
+        index = self.active()
+        return await self.store.has_dates(index.suffix, index.dimension)
+
     async def search(
         self,
         query: str,
@@ -266,6 +330,23 @@ class Searcher:
             evidence_threshold=threshold,
             declined=declined,
         )
+
+
+def order_by_date(hits: list[Hit], *, latest: bool) -> list[Hit]:
+    """The close matches (a score within _ORDER_BY_DATE_WITHIN of the best) by date, latest or
+    earliest first, then the rest as ranked: "when did I last…" wants the newest of the passages
+    about it, not the newest passage."""
+    if not hits:
+        return hits
+    best = max(hit.score for hit in hits)
+    close = [hit for hit in hits if hit.score >= _ORDER_BY_DATE_WITHIN * best]
+    rest = [hit for hit in hits if hit.score < _ORDER_BY_DATE_WITHIN * best]
+    undated = date.min if latest else date.max
+
+    def when(hit: Hit) -> date:
+        return (hit.date_end if latest else hit.date) or undated
+
+    return sorted(close, key=when, reverse=latest) + rest
 
 
 def _score_scale(config: RetrievalConfig) -> Callable[[Ranked], float]:
