@@ -32,19 +32,8 @@ SAMPLE_DATES = {
     "00 Inbox/Untitled.md": ("file-time", "file-time", []),
     "01 Projects/Half marathon sub-1h45.md": ("file-time", "file-time", []),
     "01 Projects/Ideas.md": ("file-time", "file-time", []),
-    "01 Projects/Launch Tidepool app.md": (
-        "2026-01-04",
-        "frontmatter:created",
-        [
-            (48, "2026-01-31", "table-row"),
-            (49, "2026-02-02", "table-row"),
-            (50, "2026-02-28", "table-row"),
-            (51, "2026-03-20", "table-row"),
-            (52, "2026-03-31", "table-row"),
-            (53, "2026-04-14", "table-row"),
-            (54, "2026-06-30", "table-row"),
-        ],
-    ),
+    # (its timeline's target dates are what the rows are about, not when they were written)
+    "01 Projects/Launch Tidepool app.md": ("2026-01-04", "frontmatter:created", []),
     "01 Projects/Newsletter - Small Batch.md": ("file-time", "file-time", []),
     "01 Projects/Tidepool API design.md": ("file-time", "file-time", []),
     "01 Projects/Tidepool beta feedback.md": ("file-time", "file-time", []),

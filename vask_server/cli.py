@@ -11,16 +11,18 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vask_server import __version__
 from vask_server.adapters.token import ensure_token
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.citations import sources_block
+from vask_server.core.citations import sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
+from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
 from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
 
 if TYPE_CHECKING:
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question", nargs="+")
     p.add_argument("--json", action="store_true", help="print the event stream as JSON lines")
     _add_filter_flags(p)
+    _add_time_flags(p)
     _add_setting_flags(p, _FLAGS["ask"])
 
     p = sub.add_parser("search", help="retrieve passages without asking the chat model")
@@ -106,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="hybrid: keyword (BM25) and vector results fused (default); vector: vector search only",
     )
     _add_filter_flags(p)
+    _add_time_flags(p)
     _add_setting_flags(p, _FLAGS["search"])
 
     p = sub.add_parser("status", help="what is indexed, with which model, what failed and why")
@@ -137,8 +141,40 @@ def build_parser() -> argparse.ArgumentParser:
         "answers that say the notes don't hold it and answers citing a right note (slow: one answer per "
         "question and configuration)",
     )
+    p.add_argument(
+        "--now",
+        type=_now_flag,
+        default=None,
+        help="the day questions without their own asked_at are asked (default: today); time questions carry one",
+    )
     _add_setting_flags(p, _FLAGS["eval"])
     return parser
+
+
+def _day_flag(value: str) -> date:
+    try:
+        return parse_day(value, "the date")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _now_flag(value: str) -> date:
+    try:
+        return parse_now(value, "the moment")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_time_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since", type=_day_flag, default=None, help="only what was written on or after this ISO date")
+    parser.add_argument("--until", type=_day_flag, default=None, help="only what was written on or before this date")
+    parser.add_argument(
+        "--now",
+        type=_now_flag,
+        default=None,
+        help='when the question is asked, for "last month" (ISO date or date-time; default: now)',
+    )
+    parser.add_argument("--no-time", action="store_true", help='do not read the time the question names ("last month")')
 
 
 def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
@@ -148,8 +184,27 @@ def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:
-    filters = Filters(folders=tuple(args.folder), exclude_folders=tuple(args.exclude_folder), tags=tuple(args.tag))
+    filters = Filters(
+        folders=tuple(args.folder),
+        exclude_folders=tuple(args.exclude_folder),
+        tags=tuple(args.tag),
+        date_from=args.since,
+        date_to=args.until,
+    )
+    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+        raise ConfigError("--since is after --until.", "Give the earlier date with --since.")
     return None if filters.is_empty() else filters
+
+
+def _range_line(time_range: dict[str, Any] | None) -> str | None:
+    """ "Notes from 1 Feb – 28 Feb 2026 ("last month")": what the search was limited to."""
+    if not time_range:
+        return None
+    start, end = time_range.get("from"), time_range.get("to")
+    described = describe_range(
+        TimeRange(date.fromisoformat(start) if start else None, date.fromisoformat(end) if end else None, "")
+    )
+    return f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -161,7 +216,7 @@ def normalise_argv(argv: Sequence[str]) -> list[str]:
     """`vask "question"` (and `vask --vault V "question"`) → `vask ask ...`."""
     args = list(argv)
     takes_value = {spec.flag for spec in SETTINGS if spec.default is not False}
-    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split"}
+    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split", "--since", "--until", "--now"}
     position = 0
     while position < len(args):
         token = args[position]
@@ -302,6 +357,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
         top_k=settings.top_k,
         min_similarity=settings.min_similarity,
         filters=_filters(args),
+        today=args.now,
+        read_time=not args.no_time,
     )
     sources: list[dict[str, Any]] = []
     status = 0
@@ -315,6 +372,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
             sources = event["sources"]
             if event.get("notice"):
                 print(f"note: {event['notice']}", file=sys.stderr)
+            if line := _range_line(event.get("time_range")):
+                print(f"{line}:", file=sys.stderr)
         elif kind == "token":
             sys.stdout.write(event["text"])
             sys.stdout.flush()
@@ -343,29 +402,38 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
         line_end=source["line_end"],
         score=source["score"],
         text="",
+        date=date.fromisoformat(source["date"]) if source.get("date") else None,
+        date_end=date.fromisoformat(source["date_end"]) if source.get("date_end") else None,
+        date_source=source.get("date_source"),
     )
 
 
 async def _search(args: argparse.Namespace, services: Services) -> int:
     settings = services.settings
     config = dataclasses.replace(services.searcher.config, mode=args.mode)  # the settings' decline rule too
-    result = await services.searcher.search(
+    result = await services.searcher.search_question(
         " ".join(args.query),
+        today=args.now or date.today(),
         top_k=settings.top_k,
         min_similarity=settings.min_similarity,
         filters=_filters(args),
+        read_time=not args.no_time,
         config=config,
     )
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
+    time_range = result.time_range.to_dict() if result.time_range else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        print(json.dumps({"hits": hits, "mode": result.mode}, ensure_ascii=False, indent=2))
+        print(json.dumps({"hits": hits, "mode": result.mode, "time_range": time_range}, ensure_ascii=False, indent=2))
         return 0
+    if line := _range_line(time_range):
+        print(f"{line}:")
     if not result.hits:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     for n, hit in enumerate(result.hits, start=1):
-        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end})")
+        when = f"{written_on(hit)}, " if hit.date else ""
+        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end})")
         snippet = " ".join(hit.text.split())
         print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
     return 0
@@ -438,7 +506,9 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         async with contextlib.AsyncExitStack() as stack:
             searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
             answerer = QAService(searcher, services.gateway, chat_model, settings.chat_context) if chat_model else None
-            outcomes = await evaluate(searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k)
+            outcomes = await evaluate(
+                searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k, today=args.now
+            )
         reports.append(report(config, outcomes, chat_model=chat_model))
     if args.json:
         print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))

@@ -465,14 +465,15 @@ def _line_dates(note: Note, span: DateSpan) -> tuple[DateSpan | None, ...]:
 
 
 def _row_date(line: str, default_year: int | None) -> date | None:
-    """A table row's date: its first cell that is only a date ("2026-01-03", "4 Jan")."""
-    for cell in line.strip().strip("|").split("|"):
-        cell = cell.strip().strip("*_")
-        if not cell or len(cell) > 30:
-            continue
-        day = find_day(cell, default_year)
-        if day is not None and not re.sub(r"[\d\W_]", "", _strip_date_words(cell)):
-            return day
+    """A table row's date: its first cell when that is only a date ("2026-01-03", "4 Jan"), as in a
+    log. A date further along the row is what the row is about (a milestone's target date), not
+    when it was written."""
+    cell = line.strip().strip("|").split("|")[0].strip().strip("*_")
+    if not cell or len(cell) > 30:
+        return None
+    day = find_day(cell, default_year)
+    if day is not None and not re.sub(r"[\d\W_]", "", _strip_date_words(cell)):
+        return day
     return None
 
 

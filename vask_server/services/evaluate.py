@@ -90,15 +90,17 @@ async def evaluate(
     *,
     answerer: QAService | None = None,
     answer_top_k: int = 6,
+    today: date | None = None,
 ) -> list[Outcome]:
-    """Each question is searched as `vask ask` would, to a depth of ten distinct notes; with an
-    answerer, it is then asked as `vask ask` would ask it, with `answer_top_k` passages."""
+    """Each question is searched as `vask ask` would, to a depth of ten distinct notes, on the day it
+    says it is asked, else `today` (else the real today); with an answerer, it is then asked as
+    `vask ask` would ask it, with `answer_top_k` passages."""
     outcomes: list[Outcome] = []
     for question in questions:
-        today = question.asked_at or date.today()
+        asked = question.asked_at or today or date.today()
         result = await searcher.search_question(
             question.question,
-            today=today,
+            today=asked,
             top_k=config.top_k,
             min_similarity=config.min_similarity,
             read_time=config.read_time,
@@ -123,7 +125,7 @@ async def evaluate(
                     top_k=min(answer_top_k, config.top_k),  # the baseline's top-6 stays its own
                     min_similarity=config.min_similarity,
                     retrieval=config.retrieval,
-                    today=today,
+                    today=asked,
                     read_time=config.read_time,
                 )
             )

@@ -39,6 +39,11 @@ from vask_server.errors import ModelMissing, NotIndexed, OllamaUnavailable
 log = logging.getLogger(__name__)
 
 _BACKGROUND_SAMPLE = 512
+# Within a date range the best of few candidates is lower than the best of the whole vault, for
+# unrelated text too, so the "not in your notes" line sits lower: at the level of unrelated chunks
+# itself. (On the dev time questions: 4 of 25 answerable ones declined at 0.33, 1 at 0; absent ones
+# declined 3 of 4 at both: docs/EVALUATION.md.)
+RANGED_DECLINE_SIGMAS = 0.0
 # "recently": the last 30 days, widened this many times (x3 each: 90 days, 270) when they hold nothing.
 _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
@@ -315,7 +320,10 @@ class Searcher:
             evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
         threshold = min_similarity
         if config.decline == "calibrated" and cache.pair_std > 0:
-            threshold = cache.pair_mean + config.decline_sigmas * cache.pair_std
+            sigmas = config.decline_sigmas
+            if filters is not None and filters.dated:
+                sigmas = min(sigmas, RANGED_DECLINE_SIGMAS)
+            threshold = cache.pair_mean + sigmas * cache.pair_std
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
@@ -335,18 +343,20 @@ class Searcher:
 def order_by_date(hits: list[Hit], *, latest: bool) -> list[Hit]:
     """The close matches (a score within _ORDER_BY_DATE_WITHIN of the best) by date, latest or
     earliest first, then the rest as ranked: "when did I last…" wants the newest of the passages
-    about it, not the newest passage."""
+    about it, not the newest passage. A date read from the file's time alone says when it was last
+    saved or checked out, not written: such passages follow the dated ones, in their ranked order."""
     if not hits:
         return hits
     best = max(hit.score for hit in hits)
     close = [hit for hit in hits if hit.score >= _ORDER_BY_DATE_WITHIN * best]
     rest = [hit for hit in hits if hit.score < _ORDER_BY_DATE_WITHIN * best]
-    undated = date.min if latest else date.max
+    dated = [hit for hit in close if hit.date is not None and hit.date_source != "file-time"]
+    undated = [hit for hit in close if hit not in dated]
 
     def when(hit: Hit) -> date:
-        return (hit.date_end if latest else hit.date) or undated
+        return (hit.date_end if latest else hit.date) or date.min
 
-    return sorted(close, key=when, reverse=latest) + rest
+    return sorted(dated, key=when, reverse=latest) + undated + rest
 
 
 def _score_scale(config: RetrievalConfig) -> Callable[[Ranked], float]:
