@@ -66,10 +66,30 @@ SAMPLE_DATES = {
     ),
     "02 Areas/Español/Spanish learning plan.md": ("file-time", "file-time", []),
     "02 Areas/Español/Vocabulario - cocina y correr.md": ("file-time", "file-time", []),
-    "02 Areas/Finances/Indie finances 2026.md": ("file-time", "file-time", []),
+    "02 Areas/Finances/Indie finances 2026.md": (
+        "file-time",
+        "file-time",
+        [
+            (16, "2026-01-01..2026-03-31", "heading"),
+            (20, "2026-01-01..2026-01-31", "table-row"),
+            (21, "2026-02-01..2026-02-28", "table-row"),
+            (22, "2026-03-01..2026-03-31", "table-row"),
+            (23, "2026-01-01..2026-03-31", "heading"),
+        ],
+    ),
     "02 Areas/Health MOC.md": ("file-time", "file-time", []),
     "02 Areas/Health/Knee pain - physio notes.md": ("file-time", "file-time", [(11, "2026-03-03", "heading")]),
-    "02 Areas/Health/Sleep experiments.md": ("file-time", "file-time", []),
+    "02 Areas/Health/Sleep experiments.md": (
+        "file-time",
+        "file-time",
+        [
+            (19, "2025-12-01..2025-12-31", "heading"),
+            (23, "2026-01-01..2026-01-31", "heading"),
+            (26, "2026-01-01..2026-02-28", "heading"),
+            (29, "2026-02-01..2026-02-28", "heading"),
+            (32, "2026-03-01..2026-03-31", "heading"),
+        ],
+    ),
     "02 Areas/Running/Running log 2026.md": (
         "file-time",
         "file-time",
@@ -145,7 +165,7 @@ SAMPLE_DATES = {
     ),
     "03 Resources/Zettelkasten/202603141020 Compounding small bets.md": ("2026-03-14", "file-name", []),
     "03 Resources/Zettelkasten/202603180830 Salt early, acid late.md": ("2026-03-18", "file-name", []),
-    "04 Archive/Habit tracker CLI (2024).md": ("file-time", "file-time", []),
+    "04 Archive/Habit tracker CLI (2024).md": ("file-time", "file-time", [(11, "2024-06-01..2024-09-30", "heading")]),
     "04 Archive/Ideas.md": ("file-time", "file-time", []),
     "04 Archive/Portfolio site rebuild 2025.md": ("file-time", "file-time", []),
     "04 Archive/Valencia 10K 2025.md": ("file-time", "file-time", []),
@@ -172,7 +192,8 @@ def _dated(path: str) -> tuple[object, list[tuple[int, str, str]]]:
     for line, span in enumerate(dates.lines, start=1):
         own = span is not None and span.source in ("heading", "table-row") and span != previous
         if own and span.start != dates.note.start:
-            sections.append((line, span.start.isoformat(), span.source))
+            when = span.start.isoformat() if span.end == span.start else f"{span.start}..{span.end}"
+            sections.append((line, when, span.source))
         previous = span
     return dates, sections
 
@@ -292,3 +313,14 @@ def test_custom_date_keys():
     options = DateOptions(date_keys=("written",))
     note = parse_note("A.md", "---\nwritten: 2024-06-01\ndate: 2020-01-01\n---\nx")
     assert date_note(note, FILE_TIME, options).note.start == date(2024, 6, 1)
+
+
+def test_periods_date_a_section_or_a_row_month_by_month():
+    text = (
+        "# Money 2026\n## Q1 2026\n| Month | In |\n| --- | --- |\n| March | 10 |\n### Magnesium (Jan–Feb 2026)\nslept\n"
+    )
+    dates = _note("Money.md", text)
+    spans = [(str(d.start), str(d.end)) if d else None for d in dates.lines]
+    assert spans[1] == ("2026-01-01", "2026-03-31")  # the quarter
+    assert spans[4] == ("2026-03-01", "2026-03-31")  # the row led by a month, in the title's year
+    assert spans[6] == ("2026-01-01", "2026-02-28")  # the bracketed run of months

@@ -18,6 +18,8 @@ IGNORED_DIRS = {".obsidian", ".trash", ".git", "node_modules"}
 # Where Obsidian keeps the settings vask reads: the core Daily notes plugin's, the Periodic Notes plugin's.
 DAILY_NOTES_SETTINGS = ".obsidian/daily-notes.json"
 PERIODIC_NOTES_SETTINGS = ".obsidian/plugins/periodic-notes/data.json"
+APP_SETTINGS = ".obsidian/app.json"  # "Files and links": Excluded files
+SETTINGS_FILES = frozenset({DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, APP_SETTINGS})
 _BINARY_SNIFF = 8192
 
 

@@ -6,7 +6,8 @@ yearly, read through the vault's own Daily notes / Periodic Notes settings); a f
 (`date`, `created`, …); a date in its file name (a Zettelkasten ID `202602111800`, `2025-11-02 Kickoff`);
 and only when nothing else says, the file's modification time, which sync tools and checkouts rewrite.
 Inside a note, a heading that holds a date (`## 2026-03-14`, `### Mon 3 Feb`, `## 1 de febrero de 2026`)
-dates its section, and a table row led by a date (a running log) dates that row.
+or is a period (`## March 2026`, `## Q1 2026`, `### Magnesium (Jan–Feb 2026)`) dates its section, and a
+table row led by a date or a month (a running log, a monthly budget) dates that row.
 """
 
 from __future__ import annotations
@@ -338,6 +339,42 @@ def find_day(text: str, default_year: int | None) -> date | None:
     return None
 
 
+# A period written as a whole heading or cell, or in brackets in a heading: "March", "March 2026",
+# "Q1 2026", "(Jan–Feb 2026)", "(Dec 2025)". Months without a year take the note's.
+_PERIOD_RE = re.compile(
+    rf"^(?:(?P<m1>{_MONTH_RE})\.?(?:\s*[–—-]\s*(?P<m2>{_MONTH_RE})\.?)?(?:,?\s+(?:de\s+)?(?P<y>\d{{4}}))?"
+    rf"|Q(?P<q>[1-4])\s+(?P<qy>\d{{4}}))$",
+    re.IGNORECASE,
+)
+_BRACKETED_RE = re.compile(r"\(([^()]{3,30})\)")
+_NUMBERING_RE = re.compile(r"^\s*(?:\d+[.)]\s+)?")
+
+
+def find_period(text: str, default_year: int | None, *, bracketed: bool = False) -> tuple[date, date] | None:
+    """A month, a run of months or a quarter that `text` is (after a list number, before any mark
+    such as an emoji), or with `bracketed` that it holds in brackets: "(Jan–Feb 2026)"."""
+    candidates = [_NUMBERING_RE.sub("", text).strip(" *_:—–-✅❌⚠️🤷⏳")]
+    if bracketed:
+        candidates.extend(m.group(1).strip() for m in _BRACKETED_RE.finditer(text))
+    for candidate in candidates:
+        match = _PERIOD_RE.match(candidate)
+        if not match:
+            continue
+        if match["q"]:
+            first_month, year = 3 * (int(match["q"]) - 1) + 1, int(match["qy"])
+            return date(year, first_month, 1), month_span(year, first_month + 2)[1]
+        written = int(match["y"]) if match["y"] else default_year
+        if written is None:
+            continue
+        year = written
+        first = _MONTH_NAMES[match["m1"].lower()]
+        last = _MONTH_NAMES[match["m2"].lower()] if match["m2"] else first
+        if last < first:
+            continue
+        return date(year, first, 1), month_span(year, last)[1]
+    return None
+
+
 def _real_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -449,32 +486,40 @@ def _line_dates(note: Note, span: DateSpan) -> tuple[DateSpan | None, ...]:
                 stack.pop()
             inherited = stack[-1][1] if stack else None
             year = inherited.start.year if inherited else default_year
-            day = find_day(heading.text, year)
-            stack.append((heading.level, DateSpan(day, day, SOURCE_HEADING) if day else inherited))
+            stack.append((heading.level, _heading_span(heading.text, year) or inherited))
             out.append(stack[-1][1])
             continue
         current = stack[-1][1] if stack else None
         if kind == LINE_TABLE and "|" in text:
             year = current.start.year if current else default_year
-            row_day = _row_date(text, year)
-            if row_day is not None:
-                out.append(DateSpan(row_day, row_day, SOURCE_TABLE_ROW))
+            row = _row_date(text, year)
+            if row is not None:
+                out.append(row)
                 continue
         out.append(current)
     return tuple(out)
 
 
-def _row_date(line: str, default_year: int | None) -> date | None:
-    """A table row's date: its first cell when that is only a date ("2026-01-03", "4 Jan"), as in a
-    log. A date further along the row is what the row is about (a milestone's target date), not
-    when it was written."""
+def _heading_span(text: str, default_year: int | None) -> DateSpan | None:
+    day = find_day(text, default_year)
+    if day is not None:
+        return DateSpan(day, day, SOURCE_HEADING)
+    period = find_period(text, default_year, bracketed=True)
+    return DateSpan(period[0], period[1], SOURCE_HEADING) if period else None
+
+
+def _row_date(line: str, default_year: int | None) -> DateSpan | None:
+    """A table row's date: its first cell when that is only a date ("2026-01-03", "4 Jan") or a
+    month ("March"), as in a log. A date further along the row is what the row is about (a
+    milestone's target date), not when it was written."""
     cell = line.strip().strip("|").split("|")[0].strip().strip("*_")
     if not cell or len(cell) > 30:
         return None
     day = find_day(cell, default_year)
     if day is not None and not re.sub(r"[\d\W_]", "", _strip_date_words(cell)):
-        return day
-    return None
+        return DateSpan(day, day, SOURCE_TABLE_ROW)
+    period = find_period(cell, default_year)
+    return DateSpan(period[0], period[1], SOURCE_TABLE_ROW) if period else None
 
 
 def _strip_date_words(cell: str) -> str:
