@@ -8,7 +8,7 @@ import { VaskClient } from './lib/client';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
 import { isMarkdownPath } from './lib/paths';
-import { DEFAULT_SETTINGS, normalizeSettings, type VaskSettings } from './lib/settings';
+import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
@@ -89,8 +89,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 
 	async updateSettings(patch: Partial<VaskSettings>): Promise<void> {
 		const before = this.settings;
-		this.settings = normalizeSettings({ ...this.settings, ...patch });
-		await this.saveData(this.settings);
+		this.settings = updatedSettings(this.settings, patch);
+		await this.saveData(storedSettings(this.settings));
 		this.client = this.makeClient();
 		if (before.serverUrl !== this.settings.serverUrl || before.token !== this.settings.token) {
 			this.setConnection({ state: 'connecting' });

@@ -234,8 +234,11 @@ describe('vask chat view in Chromium against the real server', () => {
 			{ role: 'user', content: QUESTION },
 			{ role: 'assistant', content: first.content },
 		]);
-		// settings go with every question
-		expect(bodies[1]).toMatchObject({ top_k: 6, min_similarity: 0.25 });
+		// top-k and minimum similarity are not set in the plugin: the server's defaults apply
+		for (const body of bodies) {
+			expect(body).not.toHaveProperty('top_k');
+			expect(body).not.toHaveProperty('min_similarity');
+		}
 
 		await page.locator('.vask-new-chat').click();
 		expect(await page.locator('.vask-msg').count()).toBe(0);
@@ -244,6 +247,47 @@ describe('vask chat view in Chromium against the real server', () => {
 		const third = askBodies(pageServer).slice(before)[2]!;
 		expect(third.question).toBe('How often do I feed the sourdough starter in fridge mode?');
 		expect(third.history ?? []).toEqual([]);
+	});
+
+	it('top-k and minimum similarity: "server default" until set in the settings tab; old saved defaults count as unset', async () => {
+		// Settings saved by the previous version, which stored its defaults 6 and 0.25 whether chosen or not.
+		const page = await openPage({ settings: { topK: 6, minSimilarity: 0.25 } });
+		await page.evaluate(() => {
+			const tab = (window.__vask!.plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[] }).settingTabs[0]!;
+			tab.display();
+			tab.containerEl.classList.add('vask-test-settings');
+			document.body.appendChild(tab.containerEl);
+		});
+		const field = (name: string) =>
+			page.locator('.vask-test-settings .setting-item').filter({ hasText: name }).locator('input');
+		const topK = field('Passages per answer (top-k)');
+		const similarity = field('Minimum similarity');
+		for (const input of [topK, similarity]) {
+			expect(await input.getAttribute('placeholder')).toBe('server default');
+			expect(await input.inputValue()).toBe('');
+		}
+
+		const bodies = () => askBodies(pageServer) as unknown as Record<string, unknown>[];
+		const before = bodies().length;
+		await ask(page, QUESTION);
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(1);
+		expect(bodies()[before]).not.toHaveProperty('top_k');
+		expect(bodies()[before]).not.toHaveProperty('min_similarity');
+
+		await topK.fill('3');
+		await similarity.fill('0.3');
+		await ask(page, 'And what did the physio say about the shoes?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		expect(bodies()[before + 1]).toMatchObject({ top_k: 3, min_similarity: 0.3 });
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: 3, minSimilarity: 0.3, settingsVersion: 2 });
+
+		await topK.fill('');
+		await similarity.fill('');
+		await ask(page, 'How often do I feed the sourdough starter in fridge mode?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(3);
+		expect(bodies()[before + 2]).not.toHaveProperty('top_k');
+		expect(bodies()[before + 2]).not.toHaveProperty('min_similarity');
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: null, minSimilarity: null });
 	});
 
 	it('Stop aborts the answer and the server stops generating', async () => {
