@@ -52,7 +52,7 @@ export function joinUrl(baseUrl: string, path: string): string {
 		throw new VaskError(
 			ErrorCode.badSettings,
 			`The server URL "${baseUrl}" is not an http:// address.`,
-			'Set it to http://127.0.0.1:8765 (or where `vask serve` listens) in Settings → Vask.',
+			'Set it to http://127.0.0.1:8765 (or where the vask server listens) in Settings → Vask.',
 		);
 	}
 	return base + path;

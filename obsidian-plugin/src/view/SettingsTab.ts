@@ -1,7 +1,7 @@
 /** Settings: server URL, token, retrieval, chat model, folders to leave out, connection test. */
 import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
 import { VaskClient } from '../lib/client';
-import { describeError } from '../lib/errors';
+import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
 import { describeHealth } from '../lib/health';
 import type { VaskHost } from './host';
@@ -26,7 +26,7 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Server URL')
-			.setDesc(`Where \`vask serve\` listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
+			.setDesc(`Where the vask server listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
 			.addText((t) =>
 				t
 					.setPlaceholder(DEFAULT_SETTINGS.serverUrl)
@@ -36,7 +36,7 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Token')
-			.setDesc('Printed by `vask token --vault "<vault path>"` in a terminal.')
+			.setDesc(`Printed by \`${tokenCommand(this.host.errorContext().vaultPath)}\`, run in a terminal from ${VASK_FOLDER}.`)
 			.addText((t) => {
 				t.inputEl.type = 'password';
 				t.setPlaceholder('token')

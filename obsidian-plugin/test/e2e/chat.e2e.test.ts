@@ -318,8 +318,8 @@ describe('vask chat view in Chromium against the real server', () => {
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
-		expect(text).toContain('vask server is not running. Start it with:');
-		expect(text).toContain(`vask serve --vault "${vask.vault}"`);
+		expect(text).toContain('vask server is not running. Start it in a terminal, from the vask folder (where you installed it):');
+		expect(text).toContain(`uv run vask serve --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('server_unreachable');
 	});
 
@@ -333,7 +333,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
 		expect(text).toContain('token is wrong or missing');
-		expect(text).toContain('vask token');
+		expect(text).toContain(`uv run vask token --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('unauthorized');
 	});
 
