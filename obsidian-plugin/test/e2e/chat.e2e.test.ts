@@ -459,4 +459,46 @@ describe('vask chat view in Chromium against the real server', () => {
 			paths: ['02 Areas/Cooking/Weeknight dal.md', '00 Inbox/Untitled.md', '00 Inbox/Renamed.md', '00 Inbox/Quick capture.md'],
 		});
 	});
+
+	it('a folder moved with 150 notes (300 paths) goes to /v1/reindex in requests of at most 200, all accepted', async () => {
+		const page = await openPage();
+		const reindexes = () => pageServer.requests.filter((r) => r.path === '/v1/reindex');
+		const before = reindexes().length;
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			for (let i = 0; i < 150; i++) app.vault.trigger('rename', new TFile(`Moved to/n${i}.md`), `Moved from/n${i}.md`);
+		});
+		await expect.poll(() => reindexes().slice(before).filter((r) => r.status !== undefined).length, { timeout: 10_000 }).toBe(2);
+		await page.waitForTimeout(300);
+		const sent = reindexes().slice(before);
+		expect(sent.map((r) => (JSON.parse(r.body) as { paths: string[] }).paths.length)).toEqual([200, 100]);
+		expect(sent.map((r) => r.status)).toEqual([202, 202]);
+		expect(await page.evaluate(() => window.__notices)).toEqual([]);
+	});
+
+	it('changed notes that cannot be sent for reindexing: a Notice says why, once while it keeps failing', async () => {
+		const page = await openPage({ server: deadServer });
+		const failures = () =>
+			page.evaluate(() => window.__notices.filter((n) => n.includes('could not send') && n.includes('for reindexing')));
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect.poll(failures, { timeout: 10_000 }).toHaveLength(1);
+		const [notice] = await failures();
+		expect(notice).toContain('could not send 1 changed note(s) for reindexing.');
+		expect(notice).toContain('vask server is not running.');
+		expect(notice).toContain(`uv run vask serve --vault "${vask.vault}"`);
+		expect(notice).toContain('Vask: Reindex vault');
+		// the next save fails the same way: no second Notice
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect
+			.poll(() => deadServer.requests.filter((r) => r.path === '/v1/reindex').length, { timeout: 10_000 })
+			.toBe(2);
+		await page.waitForTimeout(300);
+		expect(await failures()).toHaveLength(1);
+	});
 });
