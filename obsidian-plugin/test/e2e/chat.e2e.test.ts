@@ -4,8 +4,8 @@
  * `vask serve` (over a temp copy of sample_vault, with the test fake for
  * Ollama) through a same-origin streaming proxy.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
@@ -20,7 +20,15 @@ import {
 } from './support';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+/** The README's picture of the chat pane: tracked, so written only when asked (VASK_SCREENSHOT). */
+const TRACKED_SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+
+/** VASK_SCREENSHOT=1: the tracked file; another value: that path; unset (or 0): a temporary folder. */
+function screenshotPath(tmp: string): string {
+	const v = process.env.VASK_SCREENSHOT?.trim() ?? '';
+	if (v === '' || v === '0') return join(tmp, 'screenshot-chat.png');
+	return v === '1' ? TRACKED_SCREENSHOT : resolve(v);
+}
 const QUESTION = 'What is the pain rule during a run?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
@@ -31,6 +39,8 @@ let pageServer: PageServer;
 let deadServer: PageServer;
 let browser: Browser;
 let pageRoot: string | undefined;
+/** mtime of the tracked screenshot before the run, to check that it is left alone unless asked for. */
+let trackedMtime: number | null = null;
 const contexts: BrowserContext[] = [];
 
 interface OpenOptions {
@@ -99,6 +109,7 @@ beforeAll(async () => {
 	if (!existsSync(CHROMIUM)) {
 		throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
 	}
+	trackedMtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
 	vask = await startVask();
 	const root = await buildPage();
 	pageRoot = root;
@@ -193,9 +204,14 @@ describe('vask chat view in Chromium against the real server', () => {
 
 		// Screenshot of the pane (mouse away from links).
 		await page.mouse.move(5, 5);
-		mkdirSync(dirname(SCREENSHOT), { recursive: true });
-		await page.screenshot({ path: SCREENSHOT });
-		expect(existsSync(SCREENSHOT)).toBe(true);
+		const screenshot = screenshotPath(pageRoot!); // the page folder is removed after the run
+		mkdirSync(dirname(screenshot), { recursive: true });
+		await page.screenshot({ path: screenshot });
+		expect(existsSync(screenshot)).toBe(true);
+		if (screenshot !== TRACKED_SCREENSHOT) {
+			const mtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
+			expect(mtime, `${TRACKED_SCREENSHOT} is only written with VASK_SCREENSHOT=1`).toBe(trackedMtime);
+		}
 
 		// Hover → Obsidian's page preview event; click → openLinkText(path#heading).
 		await citeLink.hover();
