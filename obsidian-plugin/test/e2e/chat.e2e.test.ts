@@ -4,8 +4,8 @@
  * `vask serve` (over a temp copy of sample_vault, with the test fake for
  * Ollama) through a same-origin streaming proxy.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
@@ -20,7 +20,15 @@ import {
 } from './support';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+/** The README's picture of the chat pane: tracked, so written only when asked (VASK_SCREENSHOT). */
+const TRACKED_SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+
+/** VASK_SCREENSHOT=1: the tracked file; another value: that path; unset (or 0): a temporary folder. */
+function screenshotPath(tmp: string): string {
+	const v = process.env.VASK_SCREENSHOT?.trim() ?? '';
+	if (v === '' || v === '0') return join(tmp, 'screenshot-chat.png');
+	return v === '1' ? TRACKED_SCREENSHOT : resolve(v);
+}
 const QUESTION = 'What is the pain rule during a run?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
@@ -31,6 +39,8 @@ let pageServer: PageServer;
 let deadServer: PageServer;
 let browser: Browser;
 let pageRoot: string | undefined;
+/** mtime of the tracked screenshot before the run, to check that it is left alone unless asked for. */
+let trackedMtime: number | null = null;
 const contexts: BrowserContext[] = [];
 
 interface OpenOptions {
@@ -99,6 +109,7 @@ beforeAll(async () => {
 	if (!existsSync(CHROMIUM)) {
 		throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
 	}
+	trackedMtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
 	vask = await startVask();
 	const root = await buildPage();
 	pageRoot = root;
@@ -193,9 +204,14 @@ describe('vask chat view in Chromium against the real server', () => {
 
 		// Screenshot of the pane (mouse away from links).
 		await page.mouse.move(5, 5);
-		mkdirSync(dirname(SCREENSHOT), { recursive: true });
-		await page.screenshot({ path: SCREENSHOT });
-		expect(existsSync(SCREENSHOT)).toBe(true);
+		const screenshot = screenshotPath(pageRoot!); // the page folder is removed after the run
+		mkdirSync(dirname(screenshot), { recursive: true });
+		await page.screenshot({ path: screenshot });
+		expect(existsSync(screenshot)).toBe(true);
+		if (screenshot !== TRACKED_SCREENSHOT) {
+			const mtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
+			expect(mtime, `${TRACKED_SCREENSHOT} is only written with VASK_SCREENSHOT=1`).toBe(trackedMtime);
+		}
 
 		// Hover → Obsidian's page preview event; click → openLinkText(path#heading).
 		await citeLink.hover();
@@ -234,8 +250,11 @@ describe('vask chat view in Chromium against the real server', () => {
 			{ role: 'user', content: QUESTION },
 			{ role: 'assistant', content: first.content },
 		]);
-		// settings go with every question
-		expect(bodies[1]).toMatchObject({ top_k: 6, min_similarity: 0.25 });
+		// top-k and minimum similarity are not set in the plugin: the server's defaults apply
+		for (const body of bodies) {
+			expect(body).not.toHaveProperty('top_k');
+			expect(body).not.toHaveProperty('min_similarity');
+		}
 
 		await page.locator('.vask-new-chat').click();
 		expect(await page.locator('.vask-msg').count()).toBe(0);
@@ -244,6 +263,47 @@ describe('vask chat view in Chromium against the real server', () => {
 		const third = askBodies(pageServer).slice(before)[2]!;
 		expect(third.question).toBe('How often do I feed the sourdough starter in fridge mode?');
 		expect(third.history ?? []).toEqual([]);
+	});
+
+	it('top-k and minimum similarity: "server default" until set in the settings tab; old saved defaults count as unset', async () => {
+		// Settings saved by the previous version, which stored its defaults 6 and 0.25 whether chosen or not.
+		const page = await openPage({ settings: { topK: 6, minSimilarity: 0.25 } });
+		await page.evaluate(() => {
+			const tab = (window.__vask!.plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[] }).settingTabs[0]!;
+			tab.display();
+			tab.containerEl.classList.add('vask-test-settings');
+			document.body.appendChild(tab.containerEl);
+		});
+		const field = (name: string) =>
+			page.locator('.vask-test-settings .setting-item').filter({ hasText: name }).locator('input');
+		const topK = field('Passages per answer (top-k)');
+		const similarity = field('Minimum similarity');
+		for (const input of [topK, similarity]) {
+			expect(await input.getAttribute('placeholder')).toBe('server default');
+			expect(await input.inputValue()).toBe('');
+		}
+
+		const bodies = () => askBodies(pageServer) as unknown as Record<string, unknown>[];
+		const before = bodies().length;
+		await ask(page, QUESTION);
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(1);
+		expect(bodies()[before]).not.toHaveProperty('top_k');
+		expect(bodies()[before]).not.toHaveProperty('min_similarity');
+
+		await topK.fill('3');
+		await similarity.fill('0.3');
+		await ask(page, 'And what did the physio say about the shoes?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		expect(bodies()[before + 1]).toMatchObject({ top_k: 3, min_similarity: 0.3 });
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: 3, minSimilarity: 0.3, settingsVersion: 2 });
+
+		await topK.fill('');
+		await similarity.fill('');
+		await ask(page, 'How often do I feed the sourdough starter in fridge mode?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(3);
+		expect(bodies()[before + 2]).not.toHaveProperty('top_k');
+		expect(bodies()[before + 2]).not.toHaveProperty('min_similarity');
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: null, minSimilarity: null });
 	});
 
 	it('Stop aborts the answer and the server stops generating', async () => {
@@ -274,8 +334,8 @@ describe('vask chat view in Chromium against the real server', () => {
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
-		expect(text).toContain('vask server is not running. Start it with:');
-		expect(text).toContain(`vask serve --vault "${vask.vault}"`);
+		expect(text).toContain('vask server is not running. Start it in a terminal, from the vask folder (where you installed it):');
+		expect(text).toContain(`uv run vask serve --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('server_unreachable');
 	});
 
@@ -289,7 +349,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
 		expect(text).toContain('token is wrong or missing');
-		expect(text).toContain('vask token');
+		expect(text).toContain(`uv run vask token --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('unauthorized');
 	});
 
@@ -414,5 +474,47 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(JSON.parse(req.body)).toEqual({
 			paths: ['02 Areas/Cooking/Weeknight dal.md', '00 Inbox/Untitled.md', '00 Inbox/Renamed.md', '00 Inbox/Quick capture.md'],
 		});
+	});
+
+	it('a folder moved with 150 notes (300 paths) goes to /v1/reindex in requests of at most 200, all accepted', async () => {
+		const page = await openPage();
+		const reindexes = () => pageServer.requests.filter((r) => r.path === '/v1/reindex');
+		const before = reindexes().length;
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			for (let i = 0; i < 150; i++) app.vault.trigger('rename', new TFile(`Moved to/n${i}.md`), `Moved from/n${i}.md`);
+		});
+		await expect.poll(() => reindexes().slice(before).filter((r) => r.status !== undefined).length, { timeout: 10_000 }).toBe(2);
+		await page.waitForTimeout(300);
+		const sent = reindexes().slice(before);
+		expect(sent.map((r) => (JSON.parse(r.body) as { paths: string[] }).paths.length)).toEqual([200, 100]);
+		expect(sent.map((r) => r.status)).toEqual([202, 202]);
+		expect(await page.evaluate(() => window.__notices)).toEqual([]);
+	});
+
+	it('changed notes that cannot be sent for reindexing: a Notice says why, once while it keeps failing', async () => {
+		const page = await openPage({ server: deadServer });
+		const failures = () =>
+			page.evaluate(() => window.__notices.filter((n) => n.includes('could not send') && n.includes('for reindexing')));
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect.poll(failures, { timeout: 10_000 }).toHaveLength(1);
+		const [notice] = await failures();
+		expect(notice).toContain('could not send 1 changed note(s) for reindexing.');
+		expect(notice).toContain('vask server is not running.');
+		expect(notice).toContain(`uv run vask serve --vault "${vask.vault}"`);
+		expect(notice).toContain('Vask: Reindex vault');
+		// the next save fails the same way: no second Notice
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect
+			.poll(() => deadServer.requests.filter((r) => r.path === '/v1/reindex').length, { timeout: 10_000 })
+			.toBe(2);
+		await page.waitForTimeout(300);
+		expect(await failures()).toHaveLength(1);
 	});
 });
