@@ -75,7 +75,17 @@ _SCHEMAS: dict[str, Any] = {
             "link": {"type": "string", "description": "Obsidian link text: path without .md, then #anchor"},
             "line_start": {"type": "integer"},
             "line_end": {"type": "integer"},
-            "score": {"type": "number"},
+            "score": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": (
+                    "what ranked it, 0–1: in hybrid mode 0.9 × cosine + 0.1 × BM25 relative to the best keyword "
+                    "match; in vector mode the cosine; in keyword mode (Ollama down) BM25 as a share of the best "
+                    "match, 1 for the first"
+                ),
+            },
+            "similarity": {"type": ["number", "null"], "description": "cosine; null in keyword mode"},
             "text": {"type": "string"},
         },
     },
