@@ -132,8 +132,12 @@ async def test_citations_that_match_no_source_are_not_shown(fake_ollama, vault, 
     fake_ollama.fake.chat_reply = "Feed it daily [Made Up Note] and see [Sourdough starter log]."
     async with running_app(settings_for(vault)) as api:
         done = (await api.ask_events({"question": "How do I feed my sourdough starter?"}))[-1]
-        titles = [c["title"] for c in done["citations"]]
-        assert "Made Up Note" not in titles
+        # the invented title is dropped, the real one is kept and points at the source it names
+        assert [c["path"] for c in done["citations"]] == ["02 Areas/Cooking/Sourdough starter log.md"]
+        (citation,) = done["citations"]
+        source = next(s for s in done["sources"] if s["path"] == citation["path"])
+        assert citation["title"] == source["title"] == "Sourdough starter log"
+        assert (citation["link"], citation["line"]) == (source["link"], source["line_start"])
 
 
 async def test_the_prompt_fits_the_context_window_asked_of_ollama(fake_ollama, vault, settings_for):

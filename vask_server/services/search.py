@@ -273,9 +273,8 @@ class Searcher:
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
             rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
-            hits = [row_to_hit(row, row["score"]) for row in rows]
             return SearchResult(
-                limit_per_note(hits, top_k, config.per_note),
+                limit_per_note(_keyword_hits(rows), top_k, config.per_note),
                 "keyword",
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
@@ -379,3 +378,12 @@ def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ra
         if similarity >= min_similarity or item.strong_keyword:
             hits.append(row_to_hit(item.row, score(item), similarity))
     return hits
+
+
+def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:
+    """Keyword-only hits (Ollama down), scored from 0 to 1 like the other modes: BM25 as a share of
+    the query's best match, so the best is 1.0 and the score ranks but does not say how close a
+    match is. Raw BM25 has no fixed scale: it grows with the query's words and their rarity (the
+    best match of sample_vault queries scores 5 to 14)."""
+    best = max((float(row["score"]) for row in rows), default=0.0)
+    return [row_to_hit(row, float(row["score"]) / best if best > 0 else 0.0) for row in rows]

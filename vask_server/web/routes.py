@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from vask_server import __version__
-from vask_server.errors import BadRequest
+from vask_server.errors import BadRequest, VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.live import LiveIndex
 from vask_server.services.qa import AskRequest
@@ -181,7 +181,7 @@ async def ask(request: web.Request) -> web.StreamResponse:
         raise
     except Exception:
         log.exception("ask failed")
-        error = {"type": "error", "code": "internal", "message": "Internal error.", "hint": "See the server log."}
+        error = {"type": "error", **VaskError("Internal error.", "See the vask server log.").to_dict()}
         await response.write((json.dumps(error) + "\n").encode())
     await response.write_eof()
     return response
