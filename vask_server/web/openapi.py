@@ -82,6 +82,21 @@ def _body(schema_name: str) -> dict[str, Any]:
 
 
 _STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 200}
+_DATE = {"type": "string", "format": "date"}
+_DATE_OR_NULL = {"type": ["string", "null"], "format": "date"}
+# What /v1/search and /v1/ask take about time (docs/TIME.md)
+_TIME_FIELDS = {
+    "now": {
+        "type": "string",
+        "description": "when the question is asked (ISO date or date-time, the asker's local time): what "
+        "'last month' is resolved against; default the server's local now",
+    },
+    "read_time": {
+        "type": "boolean",
+        "default": True,
+        "description": "read the time the question names ('last month'); false searches every date",
+    },
+}
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -107,7 +122,24 @@ _SCHEMAS: dict[str, Any] = {
     "Filters": {
         "type": "object",
         "additionalProperties": False,
-        "properties": {"folders": _STRINGS, "exclude_folders": _STRINGS, "tags": _STRINGS, "paths": _STRINGS},
+        "properties": {
+            "folders": _STRINGS,
+            "exclude_folders": _STRINGS,
+            "tags": _STRINGS,
+            "paths": _STRINGS,
+            "date_from": {**_DATE, "description": "only passages written on or after this day (inclusive)"},
+            "date_to": {**_DATE, "description": "only passages written on or before this day (inclusive)"},
+        },
+    },
+    "TimeRange": {
+        "type": ["object", "null"],
+        "description": "the dates searched within (inclusive), from the question's words or the filters; null: any",
+        "required": ["from", "to", "text"],
+        "properties": {
+            "from": {**_DATE_OR_NULL, "description": "null: from the beginning"},
+            "to": {**_DATE_OR_NULL, "description": "null: up to now"},
+            "text": {"type": "string", "description": "the words understood, e.g. 'last month'; '' from filters"},
+        },
     },
     "SearchRequest": {
         "type": "object",
@@ -119,6 +151,7 @@ _SCHEMAS: dict[str, Any] = {
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
             "mode": {"type": "string", "enum": ["vector", "hybrid"]},
+            **_TIME_FIELDS,
         },
     },
     "Hit": {
@@ -144,6 +177,18 @@ _SCHEMAS: dict[str, Any] = {
             },
             "similarity": {"type": ["number", "null"], "description": "cosine; null in keyword mode"},
             "text": {"type": "string"},
+            "date": {
+                **_DATE_OR_NULL,
+                "description": "when it was written (first day); null in an index from before dates",
+            },
+            "date_end": {**_DATE_OR_NULL, "description": "last day it covers (a weekly note, two dated sections)"},
+            "date_source": {
+                "type": ["string", "null"],
+                "description": (
+                    "daily-note, weekly-note, monthly-note, quarterly-note, yearly-note, frontmatter:<key>, heading, "
+                    "table-row, file-name, or file-time (only the file's modification time says so: a weak signal)"
+                ),
+            },
         },
     },
     "SearchResponse": {
@@ -157,6 +202,7 @@ _SCHEMAS: dict[str, Any] = {
                 "description": "keyword: Ollama was unavailable, so these are keyword matches only",
             },
             "notice": {"type": "string"},
+            "time_range": {"$ref": "#/components/schemas/TimeRange"},
         },
     },
     "AskRequest": {
@@ -182,6 +228,7 @@ _SCHEMAS: dict[str, Any] = {
             "filters": {"$ref": "#/components/schemas/Filters"},
             "current_note": {"type": "string", "minLength": 1},
             "chat_model": {"type": "string", "minLength": 1},
+            **_TIME_FIELDS,
         },
     },
     "ReindexRequest": {
@@ -250,11 +297,11 @@ def _document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": (
-                                'One JSON object per line: {"type": "sources", "sources", "mode", "notice"?} (a '
-                                "notice when only keyword matches were found or passages were left out to fit the "
-                                'context window), then {"type": "token", '
-                                '"text"} as the model writes, last {"type": "done", "answer", "citations", "sources", '
-                                '"declined"} or {"type": "error", "code", "message", "hint"}, whose code is one of '
+                                'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
+                                '"notice"?} (a notice when only keyword matches were found or passages were left out '
+                                'to fit the context window), then {"type": "token", "text"} as the model writes, last '
+                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range"} or '
+                                '{"type": "error", "code", "message", "hint"}, whose code is one of '
                                 f"{_codes(_STREAM_ERRORS)}."
                             ),
                             "content": {"application/x-ndjson": {"schema": _EVENT}},
