@@ -229,6 +229,10 @@ _EARLIEST_RE = re.compile(
     r"(?![\w])",
     re.IGNORECASE,
 )
+_THIS_YEAR_RE = re.compile(
+    r"\s*,?\s+(?:(?P<which>this|last)\s+year|(?:(?:de\s+)?(?:este|el)|del)\s+año(?:\s+(?P<es>pasado))?)(?![\w])",
+    re.IGNORECASE,
+)
 # Cheap test first: a question with none of these has no time in it (most questions).
 _GATE_RE = re.compile(
     rf"\d|{_B}(?:{_MONTH}|last|past|this|previous|current|ago|yesterday|today|tonight|week|weekend|month|year|"
@@ -245,9 +249,35 @@ def read_time(question: str, today: date) -> TimeQuery | None:
     """The time `question` asks about, resolved against `today`; None when it asks about none."""
     if not _GATE_RE.search(question):
         return None
+    found, text = _find_range(question, today)
+    if found is not None and found.start is not None and found.start > today:
+        # A time to come ("my deadlines on 30 June this year") is what the notes are about, not when
+        # they were written: the question is searched as asked.
+        found, text = None, question
+    recent = False
+    recent_match = _RECENT_RE.search(text)
+    if recent_match:
+        if found is None:
+            recent = True
+            found = TimeRange(today - timedelta(days=RECENT_DAYS), today, _words(recent_match[0]))
+        text = _cut(text, recent_match)
+    order = None
+    for name, regex in (("latest", _LATEST_RE), ("earliest", _EARLIEST_RE)):
+        order_match = regex.search(text)
+        if order_match:
+            order = name
+            group = "w1" if order_match["w1"] else "w2"
+            text = text[: order_match.start(group)] + " " + text[order_match.end(group) :]
+            break
+    if found is None and order is None:
+        return None
+    return TimeQuery(found, order, recent, _tidy(text))
+
+
+def _find_range(question: str, today: date) -> tuple[TimeRange | None, str]:
+    """The first range the question names, and the question without its words."""
     text = question
     found: TimeRange | None = None
-    recent = False
     match = _RANGE_RE.search(text)
     if match:
         first = _resolve_atom(match["a"] or match["c"], today)
@@ -292,26 +322,20 @@ def read_time(question: str, today: date) -> TimeQuery | None:
             atom = _resolve_atom(match["x"], today)
             if atom is None:
                 continue
-            found = TimeRange(atom[0], atom[1], _words(match[0]))
+            start, end = atom
+            year_word = _THIS_YEAR_RE.match(text, match.end())
+            if year_word and kind in ("day_month", "month_day", "month", "week_of", "part_of_month"):
+                # "30 June this year", "in March last year": the year the words name
+                last_year = (year_word["which"] or "").lower() == "last" or bool(year_word["es"])
+                shift = today.year - (1 if last_year else 0) - start.year
+                start, end = start.replace(year=start.year + shift), end.replace(year=end.year + shift)
+                found = TimeRange(start, end, _words(text[match.start() : year_word.end()]))
+                text = text[: match.start()] + " " + text[year_word.end() :]
+                break
+            found = TimeRange(start, end, _words(match[0]))
             text = _cut(text, match)
             break
-    recent_match = _RECENT_RE.search(text)
-    if recent_match:
-        if found is None:
-            recent = True
-            found = TimeRange(today - timedelta(days=RECENT_DAYS), today, _words(recent_match[0]))
-        text = _cut(text, recent_match)
-    order = None
-    for name, regex in (("latest", _LATEST_RE), ("earliest", _EARLIEST_RE)):
-        order_match = regex.search(text)
-        if order_match:
-            order = name
-            group = "w1" if order_match["w1"] else "w2"
-            text = text[: order_match.start(group)] + " " + text[order_match.end(group) :]
-            break
-    if found is None and order is None:
-        return None
-    return TimeQuery(found, order, recent, _tidy(text))
+    return found, text
 
 
 def _day_range(m: re.Match[str], today: date) -> TimeRange | None:
