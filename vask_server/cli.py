@@ -68,12 +68,14 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
         if spec.name not in names:
             continue
         help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        # Values stay strings here: load_settings parses and validates them as it does the
+        # environment's, so a bad value gets the same error and hint from either.
         if spec.default is False:
             group.add_argument(
-                spec.flag, dest=spec.name, action="store_const", const=True, default=None, help=help_text
+                spec.flag, dest=spec.name, action="store_const", const="true", default=None, help=help_text
             )
         else:
-            group.add_argument(spec.flag, dest=spec.name, type=spec.parse, default=None, help=help_text)
+            group.add_argument(spec.flag, dest=spec.name, default=None, help=help_text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,8 +155,7 @@ def _filters(args: argparse.Namespace) -> Filters | None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    overrides = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
-    return load_settings(**overrides)
+    return load_settings(flags={spec.name: getattr(args, spec.name, None) for spec in SETTINGS})
 
 
 def normalise_argv(argv: Sequence[str]) -> list[str]:
@@ -410,7 +411,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     try:
         lines = path.read_text("utf-8").splitlines()
     except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}") from None
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}", "Check the path of the questions file.") from None
     questions = parse_questions(lines, str(path))
     if args.split:
         questions = [q for q in questions if q.split == args.split]
