@@ -110,3 +110,13 @@ def test_every_command_is_in_the_readme() -> None:
 
 def test_readme_names_the_two_setup_commands() -> None:
     assert "scripts/demo" in README and "scripts/test" in README
+
+
+def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from vask_server.services.evaluate import COMPARE_CONFIGS
+
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    shown = " ".join(re.sub(r"-\n\s+", "-", capsys.readouterr().out).split())  # (argparse wraps at hyphens)
+    for name in COMPARE_CONFIGS:
+        assert re.search(rf"(?<![\w+-]){re.escape(name)}(?![\w+-])", shown), name

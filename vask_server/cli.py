@@ -116,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         action="store_true",
-        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid and "
-        "hybrid+graph side by side, and hybrid with the previous decline rule (hybrid-question-decline)",
+        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid, "
+        "hybrid-rrf (reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous "
+        "decline rule (hybrid-question-decline)",
     )
     p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid)")
     p.add_argument(
