@@ -64,7 +64,7 @@ def test_the_decline_factor_is_a_setting_that_search_and_eval_obey(cli_env, vaul
     # the previous rule keeps its own factor
     assert previous_rule["settings"]["retrieval"]["decline_sigmas"] == 0.7
     code, _, err = run(capsys, "search", "--vault", str(vault), query, "--decline-sigmas", "9")
-    assert code == 2 and "decline_sigmas must be between -3 and 5" in err
+    assert code == 2 and "--decline-sigmas '9' is not valid: it must be between -3 and 5" in err
 
 
 def test_ask_streams_an_answer_with_sources_that_open_real_notes(cli_env, vault, capsys, fake_ollama):

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
 
+from vask_server.adapters.folders import ensure_index_dir
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.retrieve import sql_string
 
@@ -154,7 +155,7 @@ class Store:
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
-        index_dir.mkdir(parents=True, exist_ok=True)
+        ensure_index_dir(index_dir)
         if "MALLOC_ARENA_MAX" not in os.environ:  # the user's own setting wins
             limit_malloc_arenas()
         db = await lancedb.connect_async(str(index_dir / "lancedb"))

@@ -1,8 +1,9 @@
 """Question → ranked hits from the active index. Falls back to keyword search when Ollama is down.
 
 Configurable so `vask eval` can compare variants side by side: vector-only or hybrid (vector + BM25
-fused by reciprocal rank), with or without note-level records, with or without the link graph, and
-a fixed or a calibrated threshold for saying "not in your notes".
+fused by a convex combination of cosine and relative BM25, the default, or by reciprocal rank), with
+or without note-level records, with or without the link graph, and a fixed or a calibrated threshold
+for saying "not in your notes".
 """
 
 from __future__ import annotations
