@@ -70,7 +70,7 @@ def test_the_settings_table_has_a_row_for_each_setting_and_no_other() -> None:
 def test_each_settings_row_gives_the_flag_and_the_default_that_applies(spec: SettingSpec) -> None:
     row = row_for(spec)
     assert code(row["Flag"]) == spec.flag
-    if spec.default is None:
+    if spec.default is None or spec.default == ():
         assert row["Default"] == "(none)"
     else:
         documented = spec.parse(code(row["Default"]))  # compared as values: "0.25" is not 0.2

@@ -73,6 +73,9 @@ BAD_VALUES = {
     "allow_remote": ["maybe"],
     "debounce_ms": ["-1"],
     "log_level": ["loud", "verbose"],
+    "date_keys": [" , "],
+    "exclude": ["Private/**,!"],
+    "obsidian_excluded": ["maybe"],
 }
 
 

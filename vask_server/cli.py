@@ -37,7 +37,16 @@ COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 # same, and a test holds the two together). Every setting can also come from the environment.
 _EVERY = ("vault", "index_dir", "log_level")
 _OLLAMA = ("ollama_host", "embed_model", "ollama_timeout", "ollama_retries")
-_INDEXING = ("chunk_tokens", "chunk_max_chars", "max_note_bytes", "embed_batch_size", "embed_concurrency")
+_INDEXING = (
+    "chunk_tokens",
+    "chunk_max_chars",
+    "max_note_bytes",
+    "embed_batch_size",
+    "embed_concurrency",
+    "date_keys",
+    "exclude",
+    "obsidian_excluded",
+)
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
 _ANSWERS = ("chat_model", "chat_context")
 FLAGS: dict[str, tuple[str, ...]] = {
@@ -64,6 +73,8 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
             group.add_argument(
                 spec.flag, dest=spec.name, action="store_const", const="true", default=None, help=help_text
             )
+        elif isinstance(spec.default, tuple):  # a list: the flag can be repeated
+            group.add_argument(spec.flag, dest=spec.name, action="append", default=None, help=help_text)
         else:
             group.add_argument(spec.flag, dest=spec.name, default=None, help=help_text)
 
@@ -199,7 +210,9 @@ def _range_line(time_range: dict[str, Any] | None) -> str | None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(flags={spec.name: getattr(args, spec.name, None) for spec in SETTINGS})
+    flags = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
+    # a repeated flag (--exclude A --exclude B) reads as the variable would: "A,B"
+    return load_settings(flags={k: ",".join(v) if isinstance(v, list) else v for k, v in flags.items()})
 
 
 def normalise_argv(argv: Sequence[str]) -> list[str]:

@@ -19,6 +19,8 @@ from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from vask_server.core.dates import DEFAULT_DATE_KEYS
+from vask_server.core.exclude import split_globs
 from vask_server.errors import ConfigError
 
 
@@ -45,6 +47,9 @@ class Settings:
     allow_remote: bool = False
     debounce_ms: int = 250
     log_level: str = "info"
+    date_keys: tuple[str, ...] = DEFAULT_DATE_KEYS
+    exclude: tuple[str, ...] = ()
+    obsidian_excluded: bool = True
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -116,6 +121,11 @@ def _float(value: str) -> float:
         return float(value.strip())
     except ValueError:
         raise ValueError("expected a number") from None
+
+
+def _list(value: str) -> tuple[str, ...]:
+    """Comma-separated, as in the environment; a repeated flag arrives joined the same way."""
+    return split_globs([value])
 
 
 def _bool(value: str) -> bool:
@@ -238,6 +248,29 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "How long the watcher waits for a file to settle before reindexing it.",
     ),
     SettingSpec("log_level", "VASK_LOG_LEVEL", "--log-level", _lower, "Logging level: debug, info, warning, error."),
+    SettingSpec(
+        "date_keys",
+        "VASK_DATE_KEYS",
+        "--date-keys",
+        _list,
+        "Frontmatter keys that say when a note was written, first found wins (comma-separated; case, spaces, "
+        "_ and - ignored).",
+    ),
+    SettingSpec(
+        "exclude",
+        "VASK_EXCLUDE",
+        "--exclude",
+        _list,
+        "Notes never to index: gitignore-style patterns relative to the vault, such as Private/** or "
+        "**/*.secret.md (comma-separated; the flag can be repeated).",
+    ),
+    SettingSpec(
+        "obsidian_excluded",
+        "VASK_OBSIDIAN_EXCLUDED",
+        "--obsidian-excluded",
+        _bool,
+        "Also leave out what Obsidian's Settings > Files and links > Excluded files lists (true or false).",
+    ),
 )
 
 _BY_NAME = {spec.name: spec for spec in SETTINGS}
@@ -354,6 +387,17 @@ def _ollama_url(value: str) -> str | None:
     return None if _host(split.hostname) is None else problem
 
 
+def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
+    import pathspec  # (only when there are patterns to check)
+
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, TypeError):
+            return f"holds {pattern!r}, which is not a gitignore pattern"
+    return None
+
+
 _RULES: dict[str, Rule] = {
     "ollama_host": _ollama_url,
     "embed_model": _model_name,
@@ -373,10 +417,12 @@ _RULES: dict[str, Rule] = {
     "port": _between(0, 65535, " (0: any free port)"),
     "debounce_ms": _at_least(0),
     "log_level": _one_of(LOG_LEVELS),
+    "date_keys": lambda keys: None if keys else "must name at least one frontmatter key",
+    "exclude": _gitignore_patterns,
 }
 # The folders are checked where they are used (Settings.require_vault, adapters.folders);
 # a boolean is checked by its parser.
-CHECKED_WHERE_USED = frozenset({"vault", "index_dir", "allow_remote"})
+CHECKED_WHERE_USED = frozenset({"vault", "index_dir", "allow_remote", "obsidian_excluded"})
 
 
 def validate(settings: Settings, sources: Mapping[str, str] | None = None) -> None:

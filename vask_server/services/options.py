@@ -7,7 +7,7 @@ from dataclasses import replace
 from vask_server.adapters.vault import DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, Vault
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
-from vask_server.core.dates import periodic_formats
+from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.plan import IndexOptions
 
 
@@ -17,6 +17,7 @@ def index_options(settings: Settings, vault: Vault | None = None) -> IndexOption
     options = IndexOptions(
         chunking=ChunkOptions(max_tokens=settings.chunk_tokens, max_chars=settings.chunk_max_chars),
         max_note_bytes=settings.max_note_bytes,
+        dates=DateOptions(date_keys=settings.date_keys),
     )
     return options if vault is None else with_vault_dates(options, vault)
 
