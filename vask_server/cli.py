@@ -313,7 +313,7 @@ def _nothing_changed(settings: Settings) -> bool:
     from vask_server.adapters.meta import read_meta
     from vask_server.adapters.snapshot import index_is_current
     from vask_server.adapters.vault import Vault
-    from vask_server.services.options import index_options
+    from vask_server.services.options import excluder_for, index_options
 
     started = time.perf_counter()
     vault_root = settings.require_vault()
@@ -322,8 +322,9 @@ def _nothing_changed(settings: Settings) -> bool:
     if not meta.active or meta.active.get("model") != settings.embed_model:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
-    scan = vault.scan()
-    fingerprint = index_options(settings, vault).fingerprint()
+    options = index_options(settings, vault)
+    scan = vault.scan(excluder_for(options, vault))
+    fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
     print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
@@ -459,6 +460,10 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    excluded = status.get("excluded") or {}
+    if excluded:
+        rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())
+        print(f"excluded:   {sum(excluded.values())} notes ({rules})")
     for item in status["failed"]:
         print(f"  failed  {item['path']}: {item['reason']}")
     for item in status["skipped"]:

@@ -13,6 +13,7 @@ import ctypes.util
 import logging
 import os
 import time
+import warnings
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -382,6 +383,24 @@ class Store:
         """Until a vector index being built is ready (for `vask index`, which exits afterwards)."""
         if self._vector_task is not None:
             await asyncio.gather(self._vector_task, return_exceptions=True)
+
+    async def purge(self, suffix: str, dimension: int) -> None:
+        """After excluded notes were deleted: rebuilds the full-text (and vector) index without them
+        and drops every older version of both tables, so no version kept on disk still holds them.
+        (Searches in flight on an older version may fail once; exclusions change rarely.)"""
+        name = f"chunks_{suffix}"
+        async with self._lock:
+            chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
+            if await chunks.count_rows():
+                indices = await chunks.list_indices()
+                if any("search_text" in index.columns for index in indices):
+                    await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
+                if name in self._vector_indexed:
+                    await chunks.create_index("vector", config=IvfSq(distance_type="cosine"), replace=True)  # type: ignore[arg-type]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
+                for table in (chunks, notes):
+                    await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     async def compact(self, suffix: str, dimension: int, *, keep: timedelta = timedelta(seconds=10)) -> None:
         """Merges small fragments, brings indexes up to date and prunes old versions."""

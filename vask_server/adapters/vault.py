@@ -6,10 +6,11 @@ import json
 import logging
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from vask_server.core.exclude import Excluder
 from vask_server.errors import BadRequest, NotFound
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,8 @@ class VaultScan:
     notes: dict[str, FileStat]  # vault-relative .md paths
     all_files: list[str]  # every file, attachments included: links can point at them
     problems: dict[str, str]  # paths that could not be looked at, with why
+    # notes left out by an exclusion rule, with the rule: never read, never stored, never logged
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 class NoteUnreadable(Exception):
@@ -60,10 +63,11 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
-    def scan(self) -> VaultScan:
+    def scan(self, excluder: Excluder | None = None) -> VaultScan:
         # Relative paths are built as strings along the walk: making a Path of every file and
         # asking it for its relative form cost 20 µs a file, three quarters of a 10,000-note scan.
         notes: dict[str, FileStat] = {}
+        excluded: dict[str, str] = {}
         all_files: list[str] = []
         problems: dict[str, str] = {}
         stack: list[tuple[str, str]] = [(str(self.root), "")]  # (folder, its path relative to the vault + "/")
@@ -98,8 +102,12 @@ class Vault:
                 # Folders that `is_note_path` refuses were never entered, and `name` passed the check
                 # above: what is left of it is the name's own test.
                 if name.lower().endswith(".md") and not (name.startswith("~") or name.endswith("~")):
-                    notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
-        return VaultScan(notes, sorted(all_files), problems)
+                    rule = excluder.rule_for(relative) if excluder is not None and excluder.active else None
+                    if rule is None:
+                        notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
+                    else:
+                        excluded[relative] = rule
+        return VaultScan(notes, sorted(all_files), problems, excluded)
 
     def stat(self, relative: str) -> FileStat | None:
         try:

@@ -20,6 +20,10 @@ class IndexOptions:
     max_note_bytes: int = 2_000_000
     note_records: bool = True  # one extra record per note: title, aliases, tags, headings, opening
     dates: DateOptions = field(default_factory=DateOptions)  # how notes are dated (the vault's own settings)
+    # What is never indexed (core/exclude.py). Not in the fingerprint: a change of the rules adds or
+    # removes notes, it does not change how the others are chunked.
+    exclude: tuple[str, ...] = ()
+    obsidian_excluded: bool = True
 
     def fingerprint(self) -> str:
         """Changes whenever chunks, or their dates, would come out differently: then every note is

@@ -89,6 +89,8 @@ async def index_status(services: Services) -> dict[str, Any]:
         "configured_model": services.settings.embed_model,
         "building": meta.building,
         "last_sync": meta.last_sync,
+        # notes kept out of the index, counted by the rule that excludes them (never their names)
+        "excluded": meta.extra.get("excluded", {}),
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
     }

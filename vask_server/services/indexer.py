@@ -29,11 +29,12 @@ from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultSca
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
+from vask_server.core.exclude import opt_out_rule, opted_out
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
-from vask_server.services.options import with_vault_dates
+from vask_server.services.options import excluder_for, with_vault_dates
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class SyncReport:
     chunks_removed: int = 0  # rows of deleted notes
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)  # notes left out, by rule (never their paths)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     model: str = ""
@@ -62,7 +64,8 @@ class SyncReport:
             f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
             f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
             f"{self.chunks_removed} removed; {len(self.failed) + len(self.skipped)} failed or skipped; "
-            f"{self.seconds:.2f} s"
+            + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
+            + f"{self.seconds:.2f} s"
         )
 
 
@@ -78,6 +81,7 @@ class _Prepared:
     dates: list[DateSpan] = field(default_factory=list)  # one per chunk
     modified: date | None = None
     content_hash: str = ""
+    was_indexed: bool = False  # (for a note that opted out: it has rows to remove)
     status: str = "ok"
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -98,6 +102,8 @@ class Indexer:
         self.embedder = embedder
         self.options = options
         self._writes_since_compact = 0
+        self._purge = False  # excluded notes were removed since the last purge
+        self._opted_out: set[str] = set()  # notes found opted out during this sync
         self._lock = asyncio.Lock()
 
     async def target(self) -> tuple[str, int]:
@@ -118,11 +124,14 @@ class Indexer:
     async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
         started = time.perf_counter()
         self.options = await asyncio.to_thread(with_vault_dates, self.options, self.vault)
+        excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
+        for problem in excluder.problems:
+            log.warning("exclusion rule not used: %s", problem)
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         scan: VaultScan | None = None
         if only is None and not force:
-            scan = await asyncio.to_thread(self.vault.scan)
+            scan = await asyncio.to_thread(self.vault.scan, excluder)
             unchanged = await self._unchanged_since_last_sync(scan, started)
             if unchanged is not None:
                 return unchanged
@@ -146,7 +155,11 @@ class Indexer:
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
-            scan = await asyncio.to_thread(self.vault.scan)
+            scan = await asyncio.to_thread(self.vault.scan, excluder)
+        for rule in scan.excluded.values():
+            report.excluded[rule] = report.excluded.get(rule, 0) + 1
+        if only is not None and any(path in scan.excluded for path in only):
+            only = None  # a note moved into an excluded folder: the notes linking to it are redone too
         manifest = await self.store.manifest(suffix, only)  # a targeted sync reads only its notes' rows
         on_disk = scan.notes
         indexed = manifest
@@ -154,13 +167,19 @@ class Indexer:
             on_disk = {p: s for p, s in scan.notes.items() if p in only}
             indexed = {p: r for p, r in manifest.items() if p in only}
         plan = plan_scan(on_disk, indexed, force=rechunk and only is None)
+        # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
+        # a note now excluded are redone, so no row keeps even its path.
+        newly_excluded = {path for path in plan.deleted if path in scan.excluded}
+        linkers = _linking_to(manifest, newly_excluded) - set(plan.changed) - set(plan.deleted)
+        if linkers:
+            plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
         report.scanned = len(on_disk)
         report.unchanged = plan.unchanged
         for path, reason in scan.problems.items():
             if only is None or path in only:
                 report.failed.append((path, reason))
 
-        resolver = LinkResolver(scan.all_files)
+        resolver = LinkResolver([path for path in scan.all_files if path not in scan.excluded])
         total = len(plan.changed)
         if total or plan.deleted or switching:
             clear_snapshot(self.store.index_dir)
@@ -197,6 +216,19 @@ class Indexer:
             if upcoming is not None and not upcoming.done():
                 upcoming.cancel()
 
+        if self._opted_out:
+            # Notes that opted out in their frontmatter (found only by reading them): the notes linking
+            # to them are redone without the link's target, as for the excluded above.
+            everything = manifest if only is None else await self.store.manifest(suffix)
+            redo = sorted(_linking_to(everything, self._opted_out) - self._opted_out)
+            if redo:
+                hidden = set(scan.excluded) | self._opted_out
+                quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
+                prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, everything, quiet)
+                await self._write_batch(suffix, dimension, prepared, report, None, reuse)
+            self._opted_out = set()
+        if newly_excluded:
+            self._purge = True  # notes that became excluded: no version of the tables may keep them
         if plan.deleted:
             removed = sum(manifest[p].chunk_count for p in plan.deleted if p in manifest)
             await self.store.delete_notes(suffix, dimension, plan.deleted)
@@ -220,6 +252,9 @@ class Indexer:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
         await self.store.ensure_fts(suffix, dimension)
+        if self._purge:
+            await self.store.purge(suffix, dimension)
+            self._purge = False
 
         meta = self.store.read_meta()
         previous = meta.active
@@ -234,6 +269,7 @@ class Indexer:
         meta.extra["chunking"] = self.options.fingerprint()
         if only is None:  # files the scan could not look at: not in any manifest, so kept here
             meta.extra["scan_problems"] = dict(sorted(scan.problems.items()))
+            meta.extra["excluded"] = dict(sorted(report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
         if previous and previous.get("suffix") != suffix:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
@@ -261,6 +297,8 @@ class Indexer:
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
         report.failed.extend(scan.problems.items())
+        for rule in scan.excluded.values():
+            report.excluded[rule] = report.excluded.get(rule, 0) + 1
         problems = dict(sorted(scan.problems.items()))
         if meta.extra.get("scan_problems", {}) != problems:
             meta.extra["scan_problems"] = problems
@@ -290,6 +328,12 @@ class Indexer:
             item.content_hash = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
             try:
                 note = parse_note(path, text, resolver)
+                if opted_out(note.frontmatter):
+                    # Read only to see this: nothing of the note is kept, embedded or logged.
+                    item.status, item.reason = "excluded", opt_out_rule()
+                    item.was_indexed = path in manifest
+                    out.append(item)
+                    continue
                 item.note = note
                 item.warnings.extend(note.warnings)
                 item.chunks = chunk_note(note, self.options.chunking)
@@ -331,7 +375,12 @@ class Indexer:
 
         indexed_at = now_iso()
         records: list[NoteRecord] = []
+        self._opted_out.update(item.path for item in prepared if item.status == "excluded")
+        opted_out_paths = [item.path for item in prepared if item.status == "excluded" and item.was_indexed]
         for item in prepared:
+            if item.status == "excluded":
+                report.excluded[item.reason] = report.excluded.get(item.reason, 0) + 1
+                continue
             report.changed += 1
             report.warnings.extend(item.warnings)
             if item.status == "failed":
@@ -344,10 +393,25 @@ class Indexer:
         await self.store.write_notes(
             suffix, dimension, paths, rows, records, existing=None if present is None else present.paths
         )
+        if opted_out_paths:  # notes that have just opted out: their rows go, and no kept version may hold them
+            await self.store.delete_notes(suffix, dimension, opted_out_paths)
+            self._purge = True
         if present is not None:
             present.paths.update(paths)
             present.hashes.update(c.hash for c in all_chunks)
         self._writes_since_compact += 1
+
+
+def _linking_to(manifest: dict[str, NoteRecord], targets: set[str]) -> set[str]:
+    """The notes whose stored links resolve to one of `targets`."""
+    if not targets:
+        return set()
+    needles = [json.dumps(target, ensure_ascii=False) for target in targets]
+    return {
+        record.path
+        for record in manifest.values()
+        if record.path not in targets and any(needle in (record.links or "") for needle in needles)
+    }
 
 
 def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:

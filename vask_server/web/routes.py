@@ -93,6 +93,7 @@ async def status(request: web.Request) -> web.Response:
             "dimension": detail["dimension"],
             "building": detail["building"],
             "last_sync": detail["last_sync"],
+            "excluded": detail["excluded"],
             "last_error": error.to_dict() if error else None,
             "last_report": (
                 {
