@@ -94,3 +94,19 @@ def test_crlf_keeps_line_numbers():
 def test_empty_note():
     note = parse("")
     assert note.lines == () and note.headings == () and note.title == "Today"
+
+
+def test_empty_headings_are_headings_and_do_not_lose_the_note():
+    # CommonMark: `#` alone, `## ` and `### ###` are empty headings; so is one whose text renders to
+    # nothing (an image without alt text, a comment).
+    note = parse("# \nfirst\n##\nsecond\n### ###\n#### ![](chart.png)\n##### %% draft %%\n# Real one #\nlast\n")
+    assert [(h.level, h.text, h.line) for h in note.headings] == [
+        (1, "", 1),
+        (2, "", 3),
+        (3, "", 5),
+        (4, "", 6),
+        (5, "", 7),
+        (1, "Real one", 8),
+    ]
+    assert note.lines[1] == "first" and note.lines[8] == "last"
+    assert not note.warnings

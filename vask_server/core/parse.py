@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -26,7 +26,8 @@ LINE_TABLE = "table"
 LINE_META = "meta"  # frontmatter
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# CommonMark: `#` alone, `# ` and `## ##` are (empty) headings too. (`??`: a closing `#`s is tried first.)
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
 _CALLOUT_RE = re.compile(r"^((?:\s*>)+)\s*\[!([\w-]+)\][+-]?\s*(.*)$")
 _QUOTE_RE = re.compile(r"^(?:\s*>)+\s?")
 _BLOCK_ID_RE = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
@@ -49,6 +50,7 @@ class _State:
     in_html_comment: bool = False
     links: list[Link] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    heading: Heading | None = None  # set by `_clean_line` for a heading line
 
 
 def normalize_tag(tag: str) -> str:
@@ -77,11 +79,9 @@ def parse_note(path: str, raw: str, resolver: LinkResolver | None = None) -> Not
             kinds.append(LINE_META)
             continue
         clean, kind = _clean_line(line, path, resolver, state)
-        if kind == LINE_HEADING:
-            match = _HEADING_RE.match(clean)
-            assert match is not None
-            heading_text = match.group(2).strip()
-            headings.append(Heading(len(match.group(1)), heading_text, number))
+        if state.heading is not None:
+            headings.append(replace(state.heading, line=number))
+            state.heading = None
         lines.append(clean)
         kinds.append(kind)
 
@@ -146,7 +146,15 @@ def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _Sta
         return "", LINE_BLANK
     heading = _HEADING_RE.match(without_comments)
     if heading:
-        return _render_inline(without_comments, path, resolver, state, collect_tags=False), LINE_HEADING
+        # Level and text come from the line as written, not from its rendering: that can be empty
+        # (`# ![](x.png)`), and `# ` rendered is `#`, which is no heading line.
+        if not heading.group(2):
+            state.heading = Heading(len(heading.group(1)), "", 0)
+            return without_comments.rstrip(), LINE_HEADING
+        start, end = heading.span(2)
+        text = _render_inline(heading.group(2), path, resolver, state, collect_tags=False)
+        state.heading = Heading(len(heading.group(1)), text.strip(), 0)
+        return (without_comments[:start] + text + without_comments[end:]).rstrip(), LINE_HEADING
     callout = _CALLOUT_RE.match(without_comments)
     if callout:
         kind = callout.group(2).replace("-", " ").capitalize()
