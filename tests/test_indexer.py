@@ -204,3 +204,26 @@ async def test_an_index_of_32_bit_vectors_from_an_earlier_version_is_copied_to_1
     fake_ollama.fake.reset_counters()
     again = await sync(settings_for(small_vault))
     assert again.changed == 0 and fake_ollama.fake.embedded_texts == []
+
+
+async def test_a_parser_bug_costs_a_note_its_structure_not_its_text(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    real_parse = indexer_module.parse_note
+
+    def parse_or_break(path, text, resolver=None):
+        if path == "Sourdough.md":
+            raise ValueError("a parser bug")
+        return real_parse(path, text, resolver)
+
+    monkeypatch.setattr(indexer_module, "parse_note", parse_or_break)
+    settings = settings_for(small_vault)
+    report = await sync(settings)
+    assert report.failed == [] and report.skipped == []
+    warned = [w for w in report.warnings if w.startswith("Sourdough.md:")]
+    assert len(warned) == 1 and "a parser bug" in warned[0] and "plain text" in warned[0]
+    async with open_services(settings) as services:
+        status = await index_status(services)
+        result = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+    assert status["notes"] == 3 and status["failed"] == []
+    assert result.hits and result.hits[0].path == "Sourdough.md"

@@ -105,6 +105,27 @@ def parse_note(path: str, raw: str, resolver: LinkResolver | None = None) -> Not
     )
 
 
+def plain_note(path: str, raw: str, warning: str) -> Note:
+    """The note as plain lines, without frontmatter, headings, links or tags: what is indexed when
+    `parse_note` fails on it, so that a parser bug costs the note its structure, not its text."""
+    text = normalize_newlines(raw)
+    lines = text.split("\n") if text else []
+    if lines and lines[-1] == "" and text.endswith("\n"):
+        lines.pop()
+    return Note(
+        path=path,
+        title=note_name(path),
+        aliases=(),
+        tags=(),
+        links=(),
+        headings=(),
+        lines=tuple(lines),
+        kinds=tuple(LINE_TEXT if line.strip() else LINE_BLANK for line in lines),
+        body_start=1,
+        warnings=(warning,),
+    )
+
+
 def _split_frontmatter(lines: list[str], path: str, warnings: list[str]) -> tuple[dict[str, Any], int]:
     """Returns (frontmatter, first body line). Invalid YAML warns and keeps the body."""
     if not lines or lines[0].strip() != "---":

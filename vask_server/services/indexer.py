@@ -28,7 +28,7 @@ from vask_server.core.chunk import chunk_note
 from vask_server.core.describe import note_record
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
-from vask_server.core.parse import parse_note
+from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
 
 log = logging.getLogger(__name__)
@@ -280,19 +280,28 @@ class Indexer:
             item.warnings.extend(warnings)
             item.content_hash = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
             try:
-                note = parse_note(path, text, resolver)
-                item.note = note
-                item.warnings.extend(note.warnings)
-                item.chunks = chunk_note(note, self.options.chunking)
-                record = note_record(note) if self.options.note_records else None
-                if record is not None:
-                    item.chunks.append(record)
-            except Exception as exc:  # a parser bug must cost one note, not the whole sync
+                item.note, item.chunks = self._chunked(parse_note(path, text, resolver))
+            except Exception as exc:  # a parser bug must cost the note its structure, not its text
                 log.exception("could not parse %s", path)
-                item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
-                item.note, item.chunks = None, []
+                problem = f"could not parse: {type(exc).__name__}: {exc}"
+                try:
+                    warning = f"{path}: {problem}; indexed as plain text, without its headings, links and tags"
+                    item.note, item.chunks = self._chunked(plain_note(path, text, warning))
+                except Exception:  # not even as plain text: the note is listed as failed, with why
+                    log.exception("could not index %s as plain text", path)
+                    item.status, item.reason = "failed", problem
+                    item.note, item.chunks = None, []
+            if item.note is not None:
+                item.warnings.extend(item.note.warnings)
             out.append(item)
         return out
+
+    def _chunked(self, note: Note) -> tuple[Note, list[Chunk]]:
+        chunks = chunk_note(note, self.options.chunking)
+        record = note_record(note) if self.options.note_records else None
+        if record is not None:
+            chunks.append(record)
+        return note, chunks
 
     async def _write_batch(
         self,
