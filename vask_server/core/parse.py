@@ -143,12 +143,64 @@ def _split_frontmatter(lines: list[str], path: str, warnings: list[str]) -> tupl
         loaded = YAMLHandler().load(block)
     except yaml.YAMLError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        warnings.append(f"{path}: invalid YAML frontmatter ({reason}); indexed the body without it")
-        return {}, body_start
+        lenient = _lenient_frontmatter(lines[1:index])
+        if not lenient:
+            warnings.append(f"{path}: invalid YAML frontmatter ({reason}); indexed the body without it")
+            return {}, body_start
+        kept = ", ".join(lenient)
+        warnings.append(f"{path}: invalid YAML frontmatter ({reason}); read it line by line instead, keeping {kept}")
+        return lenient, body_start
     if not isinstance(loaded, dict):
         warnings.append(f"{path}: frontmatter is not a mapping; indexed the body without it")
         return {}, body_start
     return {str(k): v for k, v in loaded.items()}, body_start
+
+
+_FRONT_KEY_RE = re.compile(r"^([^\s#-][^:]*?)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
+_FRONT_ITEM_RE = re.compile(r"^[ \t]*-(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def _lenient_frontmatter(lines: list[str]) -> dict[str, Any]:
+    """What a line-by-line reading finds in frontmatter that strict YAML rejects but people write
+    (`- @name`, a quoted value with quotes inside, `key: value` followed by `- item`s): top-level
+    `key: value` pairs and `- item` lists under a key. Nested mappings are left out."""
+    found: dict[str, Any] = {}
+    key: str | None = None
+    for line in lines:
+        match = _FRONT_KEY_RE.match(line)
+        if match:
+            key = match.group(1).strip().strip("\"'")
+            found[key] = _lenient_scalar(match.group(2) or "")
+            continue
+        item = _FRONT_ITEM_RE.match(line)
+        if item and key is not None:
+            value = _lenient_scalar(item.group(1) or "")
+            if value is not None:
+                previous = found[key]
+                items = previous if isinstance(previous, list) else ([] if previous is None else [previous])
+                found[key] = [*items, value]
+        elif line[:1] in (" ", "\t") and ":" in line:
+            key = None  # a nested mapping: its items are not the top-level key's
+    return {k: v for k, v in found.items() if k and v is not None}
+
+
+def _lenient_scalar(text: str) -> Any:
+    """One value as YAML reads it alone (quotes, `[a, b]`, dates), else as the text written."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        pass
+    else:
+        if not isinstance(value, dict):  # (`a: b` as a value is text, not a mapping)
+            return value
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    if text.startswith("["):  # an unclosed flow list, `[a, b`
+        return [part.strip() for part in text.strip("[]").split(",") if part.strip()]
+    return text
 
 
 def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _State) -> tuple[str, str]:
