@@ -274,6 +274,8 @@ def _nothing_changed(settings: Settings) -> bool:
     )
     for path, reason in sorted(scan.problems.items()):
         print(f"  failed  {path}: {reason}")
+    for path, reason in sorted(scan.skipped.items()):
+        print(f"  skipped {path}: {reason}")
     return True
 
 

@@ -77,8 +77,9 @@ async def index_status(services: Services) -> dict[str, Any]:
                 skipped.append({"path": path, "reason": reason})
             else:
                 failed.append({"path": path, "reason": reason})
-    for path, reason in meta.extra.get("scan_problems", {}).items():
-        skipped.append({"path": path, "reason": reason})
+    # (the same word for the same file as the sync's report: `vask index` and this must agree)
+    failed.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_problems", {}).items())
+    skipped.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_skipped", {}).items())
     return {
         "vault": str(services.vault_root),
         "index_dir": str(services.index_dir),

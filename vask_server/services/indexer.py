@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.meta import legacy_table_suffix, table_suffix
+from vask_server.adapters.meta import IndexMeta, legacy_table_suffix, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
@@ -57,7 +57,7 @@ class SyncReport:
         return (
             f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
             f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
-            f"{self.chunks_removed} removed; {len(self.failed) + len(self.skipped)} failed or skipped; "
+            f"{self.chunks_removed} removed; {len(self.failed)} failed, {len(self.skipped)} skipped; "
             f"{self.seconds:.2f} s"
         )
 
@@ -147,9 +147,8 @@ class Indexer:
         plan = plan_scan(on_disk, indexed, force=rechunk and only is None)
         report.scanned = len(on_disk)
         report.unchanged = plan.unchanged
-        for path, reason in scan.problems.items():
-            if only is None or path in only:
-                report.failed.append((path, reason))
+        report.failed.extend((p, r) for p, r in scan.problems.items() if only is None or p in only)
+        report.skipped.extend((p, r) for p, r in scan.skipped.items() if only is None or p in only)
 
         resolver = LinkResolver(scan.all_files)
         total = len(plan.changed)
@@ -223,8 +222,8 @@ class Indexer:
         meta.building = None
         meta.last_sync = now_iso()
         meta.extra["chunking"] = self.options.fingerprint()
-        if only is None:  # files the scan could not look at: not in any manifest, so kept here
-            meta.extra["scan_problems"] = dict(sorted(scan.problems.items()))
+        if only is None:
+            _remember_scan_problems(meta, scan)
         self.store.write_meta(meta)
         if previous and previous.get("suffix") != suffix:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
@@ -252,9 +251,8 @@ class Indexer:
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
         report.failed.extend(scan.problems.items())
-        problems = dict(sorted(scan.problems.items()))
-        if meta.extra.get("scan_problems", {}) != problems:
-            meta.extra["scan_problems"] = problems
+        report.skipped.extend(scan.skipped.items())
+        if _remember_scan_problems(meta, scan):
             self.store.write_meta(meta)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
@@ -346,6 +344,18 @@ class Indexer:
             present.paths.update(paths)
             present.hashes.update(c.hash for c in all_chunks)
         self._writes_since_compact += 1
+
+
+def _remember_scan_problems(meta: IndexMeta, scan: VaultScan) -> bool:
+    """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
+    here, under the same word the sync used. True when that changed what `meta` holds."""
+    problems = {
+        "scan_problems": dict(sorted(scan.problems.items())),
+        "scan_skipped": dict(sorted(scan.skipped.items())),
+    }
+    changed = any(meta.extra.get(key, {}) != value for key, value in problems.items())
+    meta.extra.update(problems)
+    return changed
 
 
 def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
