@@ -216,3 +216,19 @@ def test_a_problem_file_has_the_same_word_in_index_and_status(cli_env, small_vau
     _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
     listed = json.loads(out)
     assert {item["path"]: word for word in ("failed", "skipped") for item in listed[word]} == expected
+
+
+def test_status_shows_a_broken_keyword_index_and_index_full_repairs_it(cli_env, small_vault, capsys):
+    import asyncio
+
+    from tests.web_helpers import break_keyword_index
+
+    run(capsys, "index", "--vault", str(small_vault), "--quiet")
+    asyncio.run(break_keyword_index(cli_env))
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault))
+    assert "  error   The keyword search of the index failed" in out and "vask index --full" in out
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
+    assert [p["operation"] for p in json.loads(out)["store_errors"]] == ["keyword search"]
+    run(capsys, "index", "--vault", str(small_vault), "--quiet", "--full")
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
+    assert json.loads(out)["store_errors"] == []

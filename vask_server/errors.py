@@ -86,6 +86,13 @@ class ModelMissing(VaskError):
         self.model = model
 
 
+class IndexBroken(VaskError):
+    """A read of the index on disk failed: damaged or missing files, not anything the user typed."""
+
+    code = "index_error"
+    status = 500
+
+
 class OllamaFailed(VaskError):
     """Ollama answered, but with an error that retries did not cure."""
 

@@ -60,11 +60,15 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
         await services.gateway.close()
 
 
-async def index_status(services: Services) -> dict[str, Any]:
-    """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`."""
+async def index_status(services: Services, *, check: bool = False) -> dict[str, Any]:
+    """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`.
+    `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
+    before a search meets it."""
     meta = services.store.read_meta()
     active = meta.active or {}
     notes = chunks = 0
+    if check and active:
+        await services.store.check_keyword_search(active["suffix"], int(active["dimension"]))
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
@@ -92,4 +96,5 @@ async def index_status(services: Services) -> dict[str, Any]:
         "last_sync": meta.last_sync,
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
+        "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
     }

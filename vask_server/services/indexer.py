@@ -22,7 +22,7 @@ import pyarrow as pa
 from vask_server.adapters.meta import IndexMeta, legacy_table_suffix, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
+from vask_server.adapters.store import UNDROPPED_TABLES, NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.describe import note_record
@@ -209,7 +209,8 @@ class Indexer:
         if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
-        await self.store.ensure_fts(suffix, dimension)
+        # `--full` also makes the keyword index again: what repairs one whose files are damaged
+        await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
 
         meta = self.store.read_meta()
         previous = meta.active
@@ -225,9 +226,10 @@ class Indexer:
         if only is None:
             _remember_scan_problems(meta, scan)
         self.store.write_meta(meta)
-        if previous and previous.get("suffix") != suffix:
+        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != suffix else None
+        if previous and replaced:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
-            await self.store.drop(str(previous["suffix"]))
+        await self._remove_old_tables(meta, replaced, report)
         if only is None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
         if len(batches) > 1:
@@ -254,9 +256,31 @@ class Indexer:
         report.skipped.extend(scan.skipped.items())
         if _remember_scan_problems(meta, scan):
             self.store.write_meta(meta)
+        await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
         return report
+
+    async def _remove_old_tables(self, meta: IndexMeta, replaced: str | None, report: SyncReport) -> None:
+        """Drops the tables of the index this sync replaced, and those an earlier sync failed to
+        drop. Any that stay are warned about and kept in index.json (the status lists them), and
+        the next sync tries again: they hold a whole index's worth of disk."""
+        leftover: dict[str, str] = dict(meta.extra.get(UNDROPPED_TABLES, {}))
+        suffixes = {name.split("_", 1)[1] for name in leftover} | ({replaced} if replaced else set())
+        in_use = {(meta.active or {}).get("suffix"), (meta.building or {}).get("suffix")}
+        if not suffixes - in_use:
+            return
+        failed: dict[str, str] = {}
+        for suffix in sorted(suffixes - in_use):
+            failed.update(await self.store.drop(suffix))
+        for name, reason in sorted(failed.items()):
+            report.warnings.append(
+                f"could not remove the old index table {name} ({reason}); it takes disk space until it is, "
+                "and the next sync tries again"
+            )
+        if failed != leftover:
+            meta.extra[UNDROPPED_TABLES] = failed
+            self.store.write_meta(meta)
 
     def _prepare(
         self,
