@@ -27,7 +27,8 @@ FILE_TIME = datetime(2030, 1, 2, 9, 0)  # stands for the file's modification tim
 # date begins: a dated heading or table row]). "file-time" notes say nothing of when they were written.
 SAMPLE_DATES = {
     "00 Inbox/Quick capture.md": ("file-time", "file-time", []),
-    "00 Inbox/Standing desk research.md": ("file-time", "file-time", []),
+    # (its frontmatter is broken YAML; the lenient reading keeps its date)
+    "00 Inbox/Standing desk research.md": ("2026-03-10", "frontmatter:date", []),
     "00 Inbox/Talk idea - Tides are a caching problem.md": ("file-time", "file-time", []),
     "00 Inbox/Untitled.md": ("file-time", "file-time", []),
     "01 Projects/Half marathon sub-1h45.md": ("file-time", "file-time", []),

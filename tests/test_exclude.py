@@ -57,3 +57,12 @@ def test_a_note_can_opt_out_in_its_frontmatter(frontmatter, out):
 
 def test_exclude_values_split_on_commas():
     assert split_globs(["Private/**, **/*.secret.md", "Private/**"]) == ("Private/**", "**/*.secret.md")
+
+
+def test_the_opt_out_is_read_from_the_raw_text_of_a_note_the_parser_fails_on():
+    from vask_server.core.exclude import opted_out_text
+
+    assert opted_out_text("---\ntitle: x\nvask: exclude\n---\nbody")
+    assert opted_out_text("---\nVask: 'private'\n---\n")
+    assert not opted_out_text("---\ntitle: x\n---\nvask: exclude")  # in the body, not the frontmatter
+    assert not opted_out_text("vask: exclude\n")

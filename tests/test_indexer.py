@@ -224,3 +224,61 @@ async def test_an_index_in_an_earlier_format_is_copied_to_the_current_one_withou
     fake_ollama.fake.reset_counters()
     again = await sync(settings_for(small_vault))
     assert again.changed == 0 and fake_ollama.fake.embedded_texts == []
+
+
+async def test_a_parser_bug_costs_a_note_its_structure_not_its_text(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    real_parse = indexer_module.parse_note
+
+    def parse_or_break(path, text, resolver=None):
+        if path == "Sourdough.md":
+            raise ValueError("a parser bug")
+        return real_parse(path, text, resolver)
+
+    monkeypatch.setattr(indexer_module, "parse_note", parse_or_break)
+    settings = settings_for(small_vault)
+    report = await sync(settings)
+    assert report.failed == [] and report.skipped == []
+    warned = [w for w in report.warnings if w.startswith("Sourdough.md:")]
+    assert len(warned) == 1 and "a parser bug" in warned[0] and "plain text" in warned[0]
+    async with open_services(settings) as services:
+        status = await index_status(services)
+        result = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+    assert status["notes"] == 3 and status["failed"] == []
+    assert result.hits and result.hits[0].path == "Sourdough.md"
+
+
+async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later(
+    fake_ollama, small_vault, settings_for, monkeypatch, caplog
+):
+    fake_ollama.fake.embed_models["other-embed"] = 48
+    await sync(settings_for(small_vault))
+    new = settings_for(small_vault, embed_model="other-embed")
+
+    async def refuse(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(f"Permission denied: {name}")
+
+    monkeypatch.setattr(store_module.lancedb.AsyncConnection, "drop_table", refuse)
+    report = await sync(new)
+    old_tables = ["chunks_fake_embed_96_f16_d1", "notes_fake_embed_96_f16_d1"]
+    for name in old_tables:
+        assert any(name in w and "Permission denied" in w and "next sync" in w for w in report.warnings), name
+        assert any(r.levelname == "WARNING" and name in r.getMessage() for r in caplog.records)
+    async with open_services(new) as services:
+        status = await index_status(services)
+    assert sorted(p["message"].split(":")[0] for p in status["store_errors"]) == [
+        f"could not remove {n}" for n in old_tables
+    ]
+    assert all(p["operation"] == "removing an old index" and ".lance" in p["hint"] for p in status["store_errors"])
+
+    monkeypatch.undo()
+    again = await sync(new)  # nothing changed in the vault: the leftovers are still tried again
+    assert again.changed == 0 and again.warnings == []
+    async with open_services(new) as services:
+        status = await index_status(services)
+        tables = (await services.store._db.list_tables()).tables
+    assert status["store_errors"] == [] and sorted(tables) == [
+        "chunks_other_embed_48_f16_d1",
+        "notes_other_embed_48_f16_d1",
+    ]

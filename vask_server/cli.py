@@ -334,6 +334,8 @@ def _nothing_changed(settings: Settings) -> bool:
     )
     for path, reason in sorted(scan.problems.items()):
         print(f"  failed  {path}: {reason}")
+    for path, reason in sorted(scan.skipped.items()):
+        print(f"  skipped {path}: {reason}")
     return True
 
 
@@ -446,7 +448,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
 async def _status(args: argparse.Namespace, services: Services) -> int:
     from vask_server.services.context import index_status
 
-    status = await index_status(services)
+    status = await index_status(services, check=True)
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=2))
         return 0
@@ -468,6 +470,8 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
         print(f"  failed  {item['path']}: {item['reason']}")
     for item in status["skipped"]:
         print(f"  skipped {item['path']}: {item['reason']}")
+    for problem in status["store_errors"]:
+        print(f"  error   {problem['message']}. {problem['hint']}")
     return 0
 
 

@@ -114,6 +114,17 @@ class ModelMissing(VaskError):
         self.model = model
 
 
+class IndexBroken(VaskError):
+    """A read of the index on disk failed: damaged or missing files, not anything the user typed."""
+
+    code = "index_error"
+    status = 500
+    summary = "a read of the index on disk failed (damaged or missing files)"
+    # The search catches it: a notice on the answer and `store_errors` in the status say it, so no
+    # endpoint answers with it.
+    http = False
+
+
 class OllamaFailed(VaskError):
     """Ollama answered, but with an error that retries did not cure."""
 

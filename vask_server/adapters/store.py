@@ -8,6 +8,7 @@ the caller; `compact` folds small fragments together and drops old versions so d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import logging
@@ -24,14 +25,21 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
+from lancedb.query import MatchQuery
 
 from vask_server.adapters.folders import ensure_index_dir
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.retrieve import sql_string
+from vask_server.errors import IndexBroken
 
 log = logging.getLogger(__name__)
 
 _IN_LIST_BATCH = 256
+
+KEYWORD_SEARCH = "keyword search"
+UNDROPPED_TABLES = "undropped_tables"  # index.json: {table name: why it could not be removed}
+REMOVE_OLD_INDEX = "removing an old index"
+_KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
 
 # Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
 # two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of int8 scalar-
@@ -153,6 +161,7 @@ class Store:
         self._vector_indexed: set[str] = set()  # chunk tables that have an ANN index on `vector`
         self._vector_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._problems: dict[str, dict[str, str]] = {}  # by operation: the last failure, until it succeeds
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
@@ -169,6 +178,27 @@ class Store:
 
     def write_meta(self, meta: IndexMeta) -> None:
         write_meta(self.index_dir, meta)
+
+    # -- problems a user must act on --------------------------------------------------------------
+
+    def problems(self) -> list[dict[str, str]]:
+        """Failures of the index itself, each with `operation`, `message`, `hint` (and `at`): what
+        `vask status` and `/v1/status` show. Old tables that could not be removed are kept in
+        `index.json`, so every process sees them until a sync removes them."""
+        found = [dict(problem) for problem in self._problems.values()]
+        for name, reason in sorted(self.read_meta().extra.get(UNDROPPED_TABLES, {}).items()):
+            hint = (
+                f"The next sync tries again; or, with vask stopped, delete {self.index_dir / 'lancedb' / name}.lance."
+            )
+            found.append({"operation": REMOVE_OLD_INDEX, "message": f"could not remove {name}: {reason}", "hint": hint})
+        return found
+
+    def _broken(self, operation: str, exc: Exception, hint: str) -> IndexBroken:
+        detail = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+        message = f"The {operation} of the index failed ({detail})"
+        log.warning("%s. %s", message, hint)
+        self._problems[operation] = {"operation": operation, "message": message, "hint": hint, "at": now_iso()}
+        return IndexBroken(message, hint)
 
     # -- tables -----------------------------------------------------------------------------------
 
@@ -203,15 +233,22 @@ class Store:
     async def notes(self, suffix: str) -> lancedb.AsyncTable:
         return await self._table(f"notes_{suffix}", NOTE_SCHEMA)
 
-    async def drop(self, suffix: str) -> None:
+    async def drop(self, suffix: str) -> dict[str, str]:
+        """Removes both tables of an index. Returns those still there afterwards, with why (a table
+        that was already gone is not a failure)."""
+        failed: dict[str, str] = {}
         for name in (f"chunks_{suffix}", f"notes_{suffix}"):
             self._tables.pop(name, None)
             self._fts_ready.discard(name)
             self._vector_indexed.discard(name)
             try:
                 await self._db.drop_table(name)
-            except Exception as exc:  # already gone is fine
-                log.debug("drop %s: %s", name, exc)
+            except Exception as exc:
+                existing = await self._db.list_tables()
+                if name in (set(existing.tables) if hasattr(existing, "tables") else set(existing)):
+                    log.warning("could not remove the old table %s: %s", name, exc)
+                    failed[name] = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+        return failed
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -329,15 +366,22 @@ class Store:
                 await chunks.delete(sql_in("path", batch))
                 await notes.delete(sql_in("path", batch))
 
-    async def ensure_fts(self, suffix: str, dimension: int) -> None:
+    async def ensure_fts(self, suffix: str, dimension: int, *, rebuild: bool = False) -> None:
+        """Creates the full-text and B-tree indexes a table lacks. `rebuild`: the full-text index is
+        made again from the rows (`vask index --full`: what repairs one whose files are damaged)."""
         name = f"chunks_{suffix}"
-        if name in self._fts_ready:
+        if name in self._fts_ready and not rebuild:
             return
         table = await self.chunks(suffix, dimension)
         indices = await table.list_indices()
         if await table.count_rows() == 0:
             return
-        if not any("search_text" in index.columns for index in indices):
+        full_text = [index for index in indices if "search_text" in index.columns]
+        if rebuild:
+            for index in full_text:
+                await table.drop_index(index.name)
+            self._problems.pop(KEYWORD_SEARCH, None)
+        if rebuild or not full_text:
             await table.create_index("search_text", config=FTS(with_position=False))
         # B-tree indexes on the columns every edit filters by (path: deletes, per-note searches;
         # hash: vector reuse). At 100,000 chunks a one-note filtered search went from 89 ms to 4 ms,
@@ -445,23 +489,34 @@ class Store:
         *,
         with_vectors: bool = False,
     ) -> list[dict[str, Any]]:
-        await self.ensure_fts(suffix, dimension)
-        if f"chunks_{suffix}" not in self._fts_ready:
-            return []
-        table = await self.chunks(suffix, dimension)
-        query = table.query().nearest_to_text(text).limit(limit)
-        if where:
-            query = query.where(where)
+        """BM25 matches of the query's words. The query is a MatchQuery: its text is only ever words,
+        never query syntax (quotes, `AND`, `:`, `*`... are just characters), so nothing a user types
+        is an error here. A failure is the index's, raised as IndexBroken and shown in the status."""
         try:
+            await self.ensure_fts(suffix, dimension)
+            if f"chunks_{suffix}" not in self._fts_ready:
+                return []  # an empty table: nothing to match
+            table = await self.chunks(suffix, dimension)
+            # (its defaults are pydantic fields, which mypy reads as required arguments)
+            words = MatchQuery(text, "search_text")  # type: ignore[call-arg]
+            query = table.query().nearest_to_text(words).limit(limit)
+            if where:
+                query = query.where(where)
             columns = [*self._hit_columns(suffix), "_score", *(["vector"] if with_vectors else [])]
             result = await query.select(columns).to_arrow()
-        except Exception as exc:  # a query the FTS parser rejects is "no keyword hits", not a crash
-            log.debug("full-text query %r failed: %s", text, exc)
-            return []
+        except Exception as exc:
+            raise self._broken(KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
+        self._problems.pop(KEYWORD_SEARCH, None)
         rows = _rows_with_vectors(result)
         for row in rows:
             row["score"] = float(row.pop("_score"))
         return rows
+
+    async def check_keyword_search(self, suffix: str, dimension: int) -> None:
+        """One keyword query of one row, so that a status shows a broken keyword index before a
+        search runs into it (recorded in `problems`, or cleared)."""
+        with contextlib.suppress(IndexBroken):
+            await self.text_search(suffix, dimension, "vask", 1)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array, dimension: int | None = None) -> np.ndarray:

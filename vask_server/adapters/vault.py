@@ -34,13 +34,17 @@ class FileStat:
 class VaultScan:
     notes: dict[str, FileStat]  # vault-relative .md paths
     all_files: list[str]  # every file, attachments included: links can point at them
-    problems: dict[str, str]  # paths that could not be looked at, with why
+    # The words the CLI and the status use for these: "failed", paths that could not be looked at,
+    # and "skipped", paths left out on purpose (a symlink out of the vault), each with why.
+    problems: dict[str, str]
+    skipped: dict[str, str] = field(default_factory=dict)
     # notes left out by an exclusion rule, with the rule: never read, never stored, never logged
     excluded: dict[str, str] = field(default_factory=dict)
 
 
 class NoteUnreadable(Exception):
-    """A note that is skipped, with a reason a person can act on."""
+    """A note that is not indexed, with a reason a person can act on: "failed" (it could not be
+    read) or "skipped" (left out on purpose: too large, binary, gone)."""
 
     def __init__(self, reason: str, status: str = "failed") -> None:
         super().__init__(reason)
@@ -70,6 +74,7 @@ class Vault:
         excluded: dict[str, str] = {}
         all_files: list[str] = []
         problems: dict[str, str] = {}
+        skipped: dict[str, str] = {}
         stack: list[tuple[str, str]] = [(str(self.root), "")]  # (folder, its path relative to the vault + "/")
         while stack:
             directory, prefix = stack.pop()
@@ -89,7 +94,7 @@ class Vault:
                         continue
                     if entry.is_symlink() and not self._inside(Path(entry.path)):
                         if relative.lower().endswith(".md") or entry.is_dir(follow_symlinks=True):
-                            problems[relative] = "symlink that points outside the vault: not followed"
+                            skipped[relative] = "symlink that points outside the vault: not followed"
                         continue
                     info = entry.stat(follow_symlinks=True)
                 except OSError as exc:
@@ -107,7 +112,7 @@ class Vault:
                         notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
                     else:
                         excluded[relative] = rule
-        return VaultScan(notes, sorted(all_files), problems, excluded)
+        return VaultScan(notes, sorted(all_files), problems, skipped, excluded)
 
     def stat(self, relative: str) -> FileStat | None:
         try:

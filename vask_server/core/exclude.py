@@ -84,6 +84,24 @@ def opted_out(frontmatter: Mapping[str, object]) -> bool:
     return False
 
 
+_OPT_OUT_LINE_RE = re.compile(rf"^{OPT_OUT_KEY}\s*:\s*['\"]?(\w+)['\"]?\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def opted_out_text(text: str) -> bool:
+    """The opt-out read from a note's raw text, for a note whose parsing failed: a `vask:` line in
+    its opening `---` block."""
+    lines = text.lstrip("\ufeff").split("\n")
+    if not lines or lines[0].strip() != "---":
+        return False
+    block = []
+    for line in lines[1:]:
+        if line.strip() in ("---", "..."):
+            break
+        block.append(line)
+    match = _OPT_OUT_LINE_RE.search("\n".join(block))
+    return match is not None and match.group(1).lower() in _OPT_OUT_VALUES
+
+
 def opt_out_rule() -> str:
     return f"frontmatter {OPT_OUT_KEY}: exclude"
 

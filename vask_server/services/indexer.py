@@ -21,18 +21,18 @@ from datetime import date, datetime
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.meta import reusable_suffixes, table_suffix
+from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
+from vask_server.adapters.store import UNDROPPED_TABLES, NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
-from vask_server.core.exclude import opt_out_rule, opted_out
+from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
-from vask_server.core.parse import parse_note
+from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
 from vask_server.services.options import excluder_for, with_vault_dates
 
@@ -63,7 +63,7 @@ class SyncReport:
         return (
             f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
             f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
-            f"{self.chunks_removed} removed; {len(self.failed) + len(self.skipped)} failed or skipped; "
+            f"{self.chunks_removed} removed; {len(self.failed)} failed, {len(self.skipped)} skipped; "
             + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
             + f"{self.seconds:.2f} s"
         )
@@ -175,9 +175,8 @@ class Indexer:
             plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
         report.scanned = len(on_disk)
         report.unchanged = plan.unchanged
-        for path, reason in scan.problems.items():
-            if only is None or path in only:
-                report.failed.append((path, reason))
+        report.failed.extend((p, r) for p, r in scan.problems.items() if only is None or p in only)
+        report.skipped.extend((p, r) for p, r in scan.skipped.items() if only is None or p in only)
 
         resolver = LinkResolver([path for path in scan.all_files if path not in scan.excluded])
         total = len(plan.changed)
@@ -251,7 +250,8 @@ class Indexer:
         if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
-        await self.store.ensure_fts(suffix, dimension)
+        # `--full` also makes the keyword index again: what repairs one whose files are damaged
+        await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
         if self._purge:
             await self.store.purge(suffix, dimension)
             self._purge = False
@@ -267,13 +267,14 @@ class Indexer:
         meta.building = None
         meta.last_sync = now_iso()
         meta.extra["chunking"] = self.options.fingerprint()
-        if only is None:  # files the scan could not look at: not in any manifest, so kept here
-            meta.extra["scan_problems"] = dict(sorted(scan.problems.items()))
+        if only is None:
+            _remember_scan_problems(meta, scan)
             meta.extra["excluded"] = dict(sorted(report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
-        if previous and previous.get("suffix") != suffix:
+        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != suffix else None
+        if previous and replaced:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
-            await self.store.drop(str(previous["suffix"]))
+        await self._remove_old_tables(meta, replaced, report)
         if only is None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
         if len(batches) > 1:
@@ -297,15 +298,36 @@ class Indexer:
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
         report.failed.extend(scan.problems.items())
+        report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        problems = dict(sorted(scan.problems.items()))
-        if meta.extra.get("scan_problems", {}) != problems:
-            meta.extra["scan_problems"] = problems
+        if _remember_scan_problems(meta, scan):
             self.store.write_meta(meta)
+        await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
         return report
+
+    async def _remove_old_tables(self, meta: IndexMeta, replaced: str | None, report: SyncReport) -> None:
+        """Drops the tables of the index this sync replaced, and those an earlier sync failed to
+        drop. Any that stay are warned about and kept in index.json (the status lists them), and
+        the next sync tries again: they hold a whole index's worth of disk."""
+        leftover: dict[str, str] = dict(meta.extra.get(UNDROPPED_TABLES, {}))
+        suffixes = {name.split("_", 1)[1] for name in leftover} | ({replaced} if replaced else set())
+        in_use = {(meta.active or {}).get("suffix"), (meta.building or {}).get("suffix")}
+        if not suffixes - in_use:
+            return
+        failed: dict[str, str] = {}
+        for suffix in sorted(suffixes - in_use):
+            failed.update(await self.store.drop(suffix))
+        for name, reason in sorted(failed.items()):
+            report.warnings.append(
+                f"could not remove the old index table {name} ({reason}); it takes disk space until it is, "
+                "and the next sync tries again"
+            )
+        if failed != leftover:
+            meta.extra[UNDROPPED_TABLES] = failed
+            self.store.write_meta(meta)
 
     def _prepare(
         self,
@@ -334,20 +356,35 @@ class Indexer:
                     item.was_indexed = path in manifest
                     out.append(item)
                     continue
-                item.note = note
-                item.warnings.extend(note.warnings)
-                item.chunks = chunk_note(note, self.options.chunking)
-                record = note_record(note) if self.options.note_records else None
-                if record is not None:
-                    item.chunks.append(record)
-                dates = date_note(note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
-                item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
-            except Exception as exc:  # a parser bug must cost one note, not the whole sync
+                item.note, item.chunks = self._chunked(note)
+            except Exception as exc:  # a parser bug must cost the note its structure, not its text
                 log.exception("could not parse %s", path)
-                item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
-                item.note, item.chunks, item.dates = None, [], []
+                problem = f"could not parse: {type(exc).__name__}: {exc}"
+                if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out)
+                    item.status, item.reason = "excluded", opt_out_rule()
+                    item.was_indexed = path in manifest
+                    out.append(item)
+                    continue
+                try:
+                    warning = f"{path}: {problem}; indexed as plain text, without its headings, links and tags"
+                    item.note, item.chunks = self._chunked(plain_note(path, text, warning))
+                except Exception:  # not even as plain text: the note is listed as failed, with why
+                    log.exception("could not index %s as plain text", path)
+                    item.status, item.reason = "failed", problem
+                    item.note, item.chunks = None, []
+            if item.note is not None:
+                item.warnings.extend(item.note.warnings)
+                dates = date_note(item.note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
+                item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
             out.append(item)
         return out
+
+    def _chunked(self, note: Note) -> tuple[Note, list[Chunk]]:
+        chunks = chunk_note(note, self.options.chunking)
+        record = note_record(note) if self.options.note_records else None
+        if record is not None:
+            chunks.append(record)
+        return note, chunks
 
     async def _write_batch(
         self,
@@ -412,6 +449,18 @@ def _linking_to(manifest: dict[str, NoteRecord], targets: set[str]) -> set[str]:
         for record in manifest.values()
         if record.path not in targets and any(needle in (record.links or "") for needle in needles)
     }
+
+
+def _remember_scan_problems(meta: IndexMeta, scan: VaultScan) -> bool:
+    """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
+    here, under the same word the sync used. True when that changed what `meta` holds."""
+    problems = {
+        "scan_problems": dict(sorted(scan.problems.items())),
+        "scan_skipped": dict(sorted(scan.skipped.items())),
+    }
+    changed = any(meta.extra.get(key, {}) != value for key, value in problems.items())
+    meta.extra.update(problems)
+    return changed
 
 
 def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:

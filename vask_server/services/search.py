@@ -35,7 +35,7 @@ from vask_server.core.retrieve import (
     topic_query,
 )
 from vask_server.core.timeexpr import TimeRange
-from vask_server.errors import ModelMissing, NotIndexed, OllamaUnavailable
+from vask_server.errors import IndexBroken, ModelMissing, NotIndexed, OllamaUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -253,6 +253,17 @@ class Searcher:
         index = self.active()
         return await self.store.has_dates(index.suffix, index.dimension)
 
+    async def _keyword_rows(
+        self, index: ActiveIndex, query: str, limit: int, where: str | None
+    ) -> tuple[list[dict[str, Any]], IndexBroken | None]:
+        """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
+        answer alone (and is in the store's problems, for the status)."""
+        try:
+            rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, with_vectors=True)
+        except IndexBroken as broken:
+            return [], broken
+        return rows, None
+
     async def search(
         self,
         query: str,
@@ -273,7 +284,11 @@ class Searcher:
             vector = vectors[0]
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
-            rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+            try:
+                rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+            except IndexBroken as failure:  # nothing can be searched: say both, not "no matches"
+                also = f"{failure.message[0].lower()}{failure.message[1:]}"
+                return SearchResult([], "keyword", notice=f"{exc.message}, and {also}. {exc.hint} {failure.hint}")
             return SearchResult(
                 limit_per_note(_keyword_hits(rows), top_k, config.per_note),
                 "keyword",
@@ -284,13 +299,14 @@ class Searcher:
             index.suffix, index.dimension, vector, limit, where, with_vectors=topic is not None
         )
         text_rows: list[dict[str, Any]] = []
+        notice: str | None = None
         if config.mode == "hybrid":
             # Both lists at once: the database runs each on its own threads, so the wait is the
             # longer of the two rather than their sum.
-            text_search = self.store.text_search(
-                index.suffix, index.dimension, query, config.candidates, where, with_vectors=True
-            )
-            vector_rows, text_rows = await asyncio.gather(vector_search, text_search)
+            text_search = self._keyword_rows(index, query, config.candidates, where)
+            vector_rows, (text_rows, broken) = await asyncio.gather(vector_search, text_search)
+            if broken is not None:
+                notice = f"{broken.message}. Showing matches by meaning only. {broken.hint}"
         else:
             vector_rows = await vector_search
         text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in text_rows]
@@ -333,6 +349,7 @@ class Searcher:
         return SearchResult(
             limit_per_note(hits, top_k, config.per_note),
             config.mode,
+            notice=notice,
             best_similarity=best,
             evidence=evidence,
             evidence_threshold=threshold,

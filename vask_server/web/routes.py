@@ -75,7 +75,7 @@ async def health(request: web.Request) -> web.Response:
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     services, live = _services(request), _live(request)
-    detail = await index_status(services)
+    detail = await index_status(services, check=True)
     error = live.last_error
     report = live.last_report
     return web.json_response(
@@ -89,6 +89,7 @@ async def status(request: web.Request) -> web.Response:
             "total": live.total,
             "skipped": detail["skipped"],
             "failed": detail["failed"],
+            "store_errors": detail["store_errors"],
             "model": detail["model"],
             "dimension": detail["dimension"],
             "building": detail["building"],

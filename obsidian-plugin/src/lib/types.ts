@@ -163,7 +163,10 @@ export interface StatusEvent {
 	pending: number;
 	done: number;
 	total: number;
+	/** Files that could not be read or parsed. */
 	failed: number;
+	/** Files left out on purpose (too large, binary, a symlink out of the vault); older servers omit it. */
+	skipped?: number;
 	ollama: { reachable: boolean };
 	message?: string;
 }
