@@ -108,10 +108,6 @@ def test_every_command_is_in_the_readme() -> None:
         assert f"`vask {command}" in README, f"README does not document `vask {command}`"
 
 
-def test_readme_names_the_two_setup_commands() -> None:
-    assert "scripts/demo" in README and "scripts/test" in README
-
-
 def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from vask_server.services.evaluate import COMPARE_CONFIGS
 
