@@ -36,7 +36,7 @@ export function statusBarText(c: Connection): StatusBarText {
 	}
 	const s = c.status;
 	if (!s) return { text: 'vask: connected', title: 'Waiting for the index status', level: 'busy' };
-	// The same words as `vask status`: failed (could not be read) warns, skipped (on purpose) informs.
+	// The same words as the server's status: failed (could not be read) warns, skipped (on purpose) informs.
 	const counts = [
 		typeof s.failed === 'number' && s.failed > 0 ? `${s.failed} failed` : '',
 		typeof s.skipped === 'number' && s.skipped > 0 ? `${s.skipped} skipped` : '',
