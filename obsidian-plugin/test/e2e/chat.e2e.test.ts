@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
+import { sourceDateText } from '../../src/lib/time';
 import {
 	buildPage,
 	freePort,
@@ -30,6 +31,8 @@ function screenshotPath(tmp: string): string {
 	return v === '1' ? TRACKED_SCREENSHOT : resolve(v);
 }
 const QUESTION = 'What is the pain rule during a run?';
+/** Names a time: the sample vault's daily notes are dated by name (Daily/2026-02-14.md). */
+const TIME_QUESTION = 'What did I write about running in February?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
 const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
@@ -47,13 +50,22 @@ interface OpenOptions {
 	server?: PageServer;
 	settings?: Record<string, unknown>;
 	activeFile?: string;
+	/** The browser's time zone (IANA name); default the machine's. */
+	timezoneId?: string;
+	/** Pins the page's clock (Date) to this moment; timers keep running. */
+	fixedTime?: string;
 }
 
 async function openPage(opts: OpenOptions = {}): Promise<Page> {
 	const server = opts.server ?? pageServer;
-	const context = await browser.newContext({ viewport: { width: 420, height: 780 }, deviceScaleFactor: 2 });
+	const context = await browser.newContext({
+		viewport: { width: 420, height: 780 },
+		deviceScaleFactor: 2,
+		...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
+	});
 	contexts.push(context);
 	const page = await context.newPage();
+	if (opts.fixedTime) await page.clock.setFixedTime(opts.fixedTime);
 	const errors: string[] = [];
 	page.on('pageerror', (e) => errors.push(String(e)));
 	await page.addInitScript((cfg) => {
@@ -101,7 +113,14 @@ async function fakeStats(): Promise<{ chat_calls: number; chat_streams_cancelled
 	return (await res.json()) as { chat_calls: number; chat_streams_cancelled: number };
 }
 
-function askBodies(server: PageServer): { question: string; history?: { role: string; content: string }[] }[] {
+interface AskBody {
+	question: string;
+	history?: { role: string; content: string }[];
+	now?: string;
+	read_time?: boolean;
+}
+
+function askBodies(server: PageServer): AskBody[] {
 	return server.requests.filter((r) => r.path === '/v1/ask').map((r) => JSON.parse(r.body));
 }
 
@@ -196,6 +215,15 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(await sourceLinks.count()).toBe(turn.sources.length);
 		expect(turn.sources.length).toBeGreaterThan(0);
 		expect(await sourceLinks.first().getAttribute('data-href')).toBe(turn.sources[0]!.link);
+		// Beside each source, when it was written; a date known only from the file's modification time
+		// (a copied vault: every undated note's file time is the copy's) is marked "file date".
+		const sourceItems = answer.locator('.vask-source');
+		const dateInfo = await sourceItems.evaluateAll((lis) =>
+			lis.map((li) => [li.querySelector('.vask-source-date')?.textContent ?? null, li.querySelector('.vask-source-date-kind')?.textContent ?? null]),
+		);
+		expect(dateInfo).toEqual(turn.sources.map((s) => [sourceDateText(s), s.date_source === 'file-time' ? 'file date' : null]));
+		expect(turn.sources.some((s) => s.date_source === 'file-time'), JSON.stringify(turn.sources.map((s) => s.date_source))).toBe(true);
+		expect(turn.sources.every((s) => typeof s.date === 'string')).toBe(true);
 
 		// The [Title] citation in the answer text is an internal link to the citation.
 		const citeLink = answer.locator('.vask-answer a.internal-link').first();
@@ -304,6 +332,75 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(bodies()[before + 2]).not.toHaveProperty('top_k');
 		expect(bodies()[before + 2]).not.toHaveProperty('min_similarity');
 		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: null, minSimilarity: null });
+	});
+
+	it('a question naming a time: a chip says which dates were searched, dates are beside the sources; "Search all dates" answers again from any time', async () => {
+		// The asker's clock: 14 March 2026, 09:30 in Madrid (08:30 UTC). "In February" is February 2026 then.
+		const page = await openPage({ timezoneId: 'Europe/Madrid', fixedTime: '2026-03-14T08:30:00Z' });
+		const before = askBodies(pageServer).length;
+		await ask(page, TIME_QUESTION);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const answer = lastAnswer(page);
+
+		// `now` is the asker's local time with its offset, not UTC.
+		const first = askBodies(pageServer).slice(before)[0]!;
+		expect(first).toMatchObject({ question: TIME_QUESTION, now: '2026-03-14T09:30:00+01:00' });
+		expect(first).not.toHaveProperty('read_time');
+
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.timeRange).toEqual({ from: '2026-02-01', to: '2026-02-28', text: 'in February' });
+		const chip = answer.locator('.vask-time-range');
+		expect(await chip.count()).toBe(1);
+		expect(await chip.locator('.vask-time-range-label').innerText()).toBe('Notes from 1 Feb – 28 Feb 2026');
+		expect(await chip.locator('.vask-time-range-words').innerText()).toBe('“in February”');
+		expect(await chip.locator('.vask-time-range-label').getAttribute('aria-label')).toBe('Read from your question: “in February”');
+		// above the list of sources
+		const chipFirst = await answer.evaluate((el) => {
+			const c = el.querySelector('.vask-time-range')!;
+			const list = el.querySelector('.vask-sources-list')!;
+			return (c.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+		});
+		expect(chipFirst).toBe(true);
+
+		// Every source was written in February 2026 (a day in it, or a span that takes it in, such as a
+		// "## Q1 2026" section: what the server's range selects), and says when beside it.
+		expect(turn.sources.length).toBeGreaterThan(0);
+		for (const s of turn.sources) {
+			expect(s.date! <= '2026-02-28' && (s.date_end ?? s.date)! >= '2026-02-01', `${s.path}: ${s.date} – ${s.date_end}`).toBe(true);
+		}
+		expect(turn.sources.some((s) => s.date?.startsWith('2026-02-') && s.date_end === s.date)).toBe(true);
+		const shownDates = () =>
+			answer
+				.locator('.vask-source')
+				.evaluateAll((lis) => lis.map((li) => li.querySelector('.vask-source-date')?.textContent ?? null));
+		const febDates = await shownDates();
+		expect(febDates).toEqual(turn.sources.map((s) => sourceDateText(s)));
+		for (const d of febDates) expect(d).toMatch(/ 2026$/);
+		expect(febDates.some((d) => /^\d{1,2} Feb 2026$/.test(d!))).toBe(true);
+
+		// "Search all dates": the same question again, in place of this answer, with the time words not read.
+		await chip.locator('button.vask-time-range-all').click();
+		await expect.poll(() => askBodies(pageServer).length - before, { timeout: 10_000 }).toBe(2);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const again = askBodies(pageServer).slice(before)[1]!;
+		expect(again).toMatchObject({ question: TIME_QUESTION, read_time: false, now: '2026-03-14T09:30:00+01:00' });
+		expect(again.history ?? []).toEqual([]);
+		expect(await page.locator('.vask-msg-user').count()).toBe(1);
+		expect(await page.locator('.vask-msg-assistant').count()).toBe(1);
+		expect(await answer.locator('.vask-time-range').count()).toBe(0);
+
+		const all = (await conversation(page))[1] as AssistantTurn;
+		expect(all.status).toBe('done');
+		expect(all.timeRange).toBeNull();
+		expect(all.content.trim()).not.toBe('');
+		// From any time now: notes outside February are among the sources.
+		expect(all.sources.some((s) => !(s.date ?? '').startsWith('2026-02-')), JSON.stringify(all.sources.map((s) => s.date))).toBe(true);
+		expect(await shownDates()).toEqual(all.sources.map((s) => sourceDateText(s)));
+		// A date known only from the file's modification time is marked as such; others are not.
+		const marks = await answer
+			.locator('.vask-source')
+			.evaluateAll((lis) => lis.map((li) => li.querySelector('.vask-source-date-kind')?.textContent ?? null));
+		expect(marks).toEqual(all.sources.map((s) => (s.date_source === 'file-time' ? 'file date' : null)));
 	});
 
 	it('Stop aborts the answer and the server stops generating', async () => {
