@@ -83,3 +83,11 @@ def test_two_thousand_headings():
 def test_empty_note_has_no_chunks():
     assert chunks_of("") == []
     assert chunks_of("---\ntitle: x\n---\n") == []
+
+
+def test_an_empty_heading_splits_but_names_no_section():
+    body = "Words about this section that carry real meaning. " * 12
+    first, second = chunks_of(f"# Topic\n{body}\n## \n{body}\n", path="Notes/Plan.md")
+    assert first.heading_path == ("Plan", "Topic")
+    assert second.heading_path == ("Plan", "Topic")  # not ("Plan", "Topic", "")
+    assert second.embed_text.startswith("Plan > Topic\n\n") and (second.line_start, second.line_end) == (3, 4)

@@ -64,7 +64,7 @@ def test_the_decline_factor_is_a_setting_that_search_and_eval_obey(cli_env, vaul
     # the previous rule keeps its own factor
     assert previous_rule["settings"]["retrieval"]["decline_sigmas"] == 0.7
     code, _, err = run(capsys, "search", "--vault", str(vault), query, "--decline-sigmas", "9")
-    assert code == 2 and "decline_sigmas must be between -3 and 5" in err
+    assert code == 2 and "--decline-sigmas '9' is not valid: it must be between -3 and 5" in err
 
 
 def test_ask_streams_an_answer_with_sources_that_open_real_notes(cli_env, vault, capsys, fake_ollama):
@@ -185,3 +185,50 @@ def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path)
     assert code == 0 and "hybrid" in out and "failures (hybrid)" in out
     code, _, err = run(capsys, "eval", str(questions), "--vault", str(vault), "--configs", "nope")
     assert code == 2 and "Unknown eval config" in err
+
+
+def _words(out: str) -> dict[str, str]:
+    """`  failed  path: reason` and `  skipped path: reason` lines, as {path: word}."""
+    return {m.group(2): m.group(1) for m in re.finditer(r"^  (failed|skipped) +(.+?): ", out, re.MULTILINE)}
+
+
+def test_a_problem_file_has_the_same_word_in_index_and_status(cli_env, small_vault, tmp_path, capsys, monkeypatch):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.md").write_text("outside the vault")
+    (small_vault / "secret.md").symlink_to(tmp_path / "outside" / "secret.md")  # left out on purpose
+    (small_vault / "binary.md").write_bytes(b"\x00\x01\x02")  # left out on purpose
+    (small_vault / "locked.md").write_text("nobody may read this")  # could not be read
+    real_open = Path.open
+
+    def locked_open(self: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied")  # (as root, chmod 000 would not stop us)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", locked_open)
+    expected = {"secret.md": "skipped", "binary.md": "skipped", "locked.md": "failed"}
+    _, indexed, _ = run(capsys, "index", "--vault", str(small_vault), "--quiet")
+    assert _words(indexed) == expected and "1 failed, 2 skipped" in indexed
+    _, again, _ = run(capsys, "index", "--vault", str(small_vault), "--quiet")  # nothing changed: the fast path
+    assert _words(again) == {"secret.md": "skipped"}  # (notes read before are not read again)
+    _, status, _ = run(capsys, "status", "--vault", str(small_vault))
+    assert _words(status) == expected
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
+    listed = json.loads(out)
+    assert {item["path"]: word for word in ("failed", "skipped") for item in listed[word]} == expected
+
+
+def test_status_shows_a_broken_keyword_index_and_index_full_repairs_it(cli_env, small_vault, capsys):
+    import asyncio
+
+    from tests.web_helpers import break_keyword_index
+
+    run(capsys, "index", "--vault", str(small_vault), "--quiet")
+    asyncio.run(break_keyword_index(cli_env))
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault))
+    assert "  error   The keyword search of the index failed" in out and "vask index --full" in out
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
+    assert [p["operation"] for p in json.loads(out)["store_errors"]] == ["keyword search"]
+    run(capsys, "index", "--vault", str(small_vault), "--quiet", "--full")
+    _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
+    assert json.loads(out)["store_errors"] == []

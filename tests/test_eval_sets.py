@@ -9,6 +9,7 @@ from vask_server.core.metrics import parse_questions
 ROOT = Path(__file__).resolve().parent.parent
 SETS = sorted((ROOT / "tests" / "eval").glob("*.jsonl"))
 TYPES = {"direct", "paraphrase", "table", "metaphor", "hub", "cross", "title", "spanish", "absent"}
+TIME_TYPES = {"month", "relative", "range", "quarter-year", "day", "recent", "when"}
 
 
 def test_every_set_parses_and_points_at_notes_that_exist():
@@ -17,7 +18,10 @@ def test_every_set_parses_and_points_at_notes_that_exist():
         questions = parse_questions(path.read_text("utf-8").splitlines(), path.name)
         assert questions, path.name
         for question in questions:
-            assert question.type in TYPES, f"{path.name} {question.id}: unknown type {question.type}"
+            timed = question.asked_at is not None
+            assert question.type in TYPES | (TIME_TYPES if timed else set()), f"{path.name} {question.id}"
+            if timed:  # a time question says when it is asked and the inclusive range it means
+                assert question.range is not None and question.range[1] <= question.asked_at, question.id
             assert (question.type == "absent") == (not question.expected), f"{path.name} {question.id}"
             for expected in question.expected:
                 assert (ROOT / "sample_vault" / expected).is_file(), f"{path.name} {question.id}: no note {expected}"

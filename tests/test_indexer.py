@@ -10,7 +10,7 @@ import pytest
 import vask_server.adapters.store as store_module
 import vask_server.services.indexer as indexer_module
 from tests.fake_ollama import embed_text
-from vask_server.adapters.meta import legacy_table_suffix
+from vask_server.adapters.meta import reusable_suffixes
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -135,7 +135,7 @@ async def test_a_new_model_builds_a_separate_index_and_replaces_the_old_when_com
         meta = services.store.read_meta()
         tables = (await services.store._db.list_tables()).tables
     assert meta.active["model"] == "other-embed" and meta.active["dimension"] == 48 and meta.building is None
-    assert sorted(tables) == ["chunks_other_embed_48_f16", "notes_other_embed_48_f16"]
+    assert sorted(tables) == ["chunks_other_embed_48_f16_d1", "notes_other_embed_48_f16_d1"]
 
 
 def test_index_dir_defaults_outside_the_vault(tmp_path: Path):
@@ -168,17 +168,36 @@ async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_emb
     assert closest.min() > 0.999
 
 
-async def test_an_index_of_32_bit_vectors_from_an_earlier_version_is_copied_to_16_bits_without_embedding(
-    fake_ollama, small_vault, settings_for, monkeypatch
+def _without_dates(schema_of):
+    """The chunks schema of an index written before dates were read."""
+
+    def schema(dimension):
+        full = schema_of(dimension)
+        return pa.schema([f for f in full if f.name not in ("date", "date_end", "date_source", "modified")])
+
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("vector_type", "old_format"),
+    [(pa.float32(), 1), (pa.float16(), 0)],
+    ids=["32-bit vectors, no dates", "16-bit vectors, no dates"],
+)
+async def test_an_index_in_an_earlier_format_is_copied_to_the_current_one_without_embedding(
+    fake_ollama, small_vault, settings_for, monkeypatch, vector_type, old_format
 ):
-    # what an earlier version wrote: 32-bit vectors, in tables named without the format
-    monkeypatch.setattr(store_module, "VECTOR_VALUE_TYPE", pa.float32())
-    monkeypatch.setattr(indexer_module, "table_suffix", legacy_table_suffix)
+    # what an earlier version wrote: tables named for their format, without the date columns
+    old_suffix = reusable_suffixes("fake-embed", 96)[old_format]
+    monkeypatch.setattr(store_module, "VECTOR_VALUE_TYPE", vector_type)
+    monkeypatch.setattr(store_module, "chunk_schema", _without_dates(store_module.chunk_schema))
+    monkeypatch.setattr(indexer_module, "chunk_schema", store_module.chunk_schema)
+    monkeypatch.setattr(indexer_module, "table_suffix", lambda model, dimension: old_suffix)
     old = await sync(settings_for(small_vault))
     monkeypatch.undo()
     async with open_services(settings_for(small_vault)) as services:
-        assert services.store.read_meta().active["suffix"] == "fake_embed_96"
+        assert services.store.read_meta().active["suffix"] == old_suffix
         before = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
+        assert before.hits and before.hits[0].date is None  # (an old table has no dates to give)
 
     plan = small_vault / "Projects" / "Plan.md"
     plan.write_text(plan.read_text().replace("milestone 7,", "milestone seven (moved to kelp season),"))
@@ -189,18 +208,77 @@ async def test_an_index_of_32_bit_vectors_from_an_earlier_version_is_copied_to_1
     assert "kelp season" in next(t for t in fake_ollama.fake.embedded_texts if t != "dimension probe")
     async with open_services(settings_for(small_vault)) as services:
         meta = services.store.read_meta()
-        assert meta.active["suffix"] == "fake_embed_96_f16" and meta.building is None
+        assert meta.active["suffix"] == "fake_embed_96_f16_d1" and meta.building is None
         assert sorted((await services.store._db.list_tables()).tables) == [
-            "chunks_fake_embed_96_f16",
-            "notes_fake_embed_96_f16",
+            "chunks_fake_embed_96_f16_d1",
+            "notes_fake_embed_96_f16_d1",
         ]
         table = await services.store.chunks(meta.active["suffix"], 96)
         assert (await table.schema()).field("vector").type.value_type == pa.float16()
         after = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
         kelp = await services.searcher.search("kelp season", top_k=3, min_similarity=0.0)
-    assert before.hits and [h.chunk_id for h in after.hits] == [h.chunk_id for h in before.hits]
+    assert [h.chunk_id for h in after.hits] == [h.chunk_id for h in before.hits]
+    assert all(h.date is not None and h.date_source for h in after.hits)
     assert "kelp season" in kelp.hits[0].text
     # and from then on, a sync with nothing changed is the fast path again
     fake_ollama.fake.reset_counters()
     again = await sync(settings_for(small_vault))
     assert again.changed == 0 and fake_ollama.fake.embedded_texts == []
+
+
+async def test_a_parser_bug_costs_a_note_its_structure_not_its_text(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    real_parse = indexer_module.parse_note
+
+    def parse_or_break(path, text, resolver=None):
+        if path == "Sourdough.md":
+            raise ValueError("a parser bug")
+        return real_parse(path, text, resolver)
+
+    monkeypatch.setattr(indexer_module, "parse_note", parse_or_break)
+    settings = settings_for(small_vault)
+    report = await sync(settings)
+    assert report.failed == [] and report.skipped == []
+    warned = [w for w in report.warnings if w.startswith("Sourdough.md:")]
+    assert len(warned) == 1 and "a parser bug" in warned[0] and "plain text" in warned[0]
+    async with open_services(settings) as services:
+        status = await index_status(services)
+        result = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+    assert status["notes"] == 3 and status["failed"] == []
+    assert result.hits and result.hits[0].path == "Sourdough.md"
+
+
+async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later(
+    fake_ollama, small_vault, settings_for, monkeypatch, caplog
+):
+    fake_ollama.fake.embed_models["other-embed"] = 48
+    await sync(settings_for(small_vault))
+    new = settings_for(small_vault, embed_model="other-embed")
+
+    async def refuse(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(f"Permission denied: {name}")
+
+    monkeypatch.setattr(store_module.lancedb.AsyncConnection, "drop_table", refuse)
+    report = await sync(new)
+    old_tables = ["chunks_fake_embed_96_f16_d1", "notes_fake_embed_96_f16_d1"]
+    for name in old_tables:
+        assert any(name in w and "Permission denied" in w and "next sync" in w for w in report.warnings), name
+        assert any(r.levelname == "WARNING" and name in r.getMessage() for r in caplog.records)
+    async with open_services(new) as services:
+        status = await index_status(services)
+    assert sorted(p["message"].split(":")[0] for p in status["store_errors"]) == [
+        f"could not remove {n}" for n in old_tables
+    ]
+    assert all(p["operation"] == "removing an old index" and ".lance" in p["hint"] for p in status["store_errors"])
+
+    monkeypatch.undo()
+    again = await sync(new)  # nothing changed in the vault: the leftovers are still tried again
+    assert again.changed == 0 and again.warnings == []
+    async with open_services(new) as services:
+        status = await index_status(services)
+        tables = (await services.store._db.list_tables()).tables
+    assert status["store_errors"] == [] and sorted(tables) == [
+        "chunks_other_embed_48_f16_d1",
+        "notes_other_embed_48_f16_d1",
+    ]

@@ -64,11 +64,38 @@ def test_title_falls_back_to_file_name():
 
 
 def test_invalid_yaml_warns_and_keeps_the_body():
-    note = parse("---\ntitle: Broken: yaml: here\ntags: [unclosed\n---\nThe real body survives.\n")
+    note = parse("---\n: {\n---\nThe real body survives.\n")
     assert note.warnings and "invalid YAML" in note.warnings[0]
     assert "Projects/Today.md" in note.warnings[0]
-    assert note.title == "Today"
-    assert note.lines[4] == "The real body survives."
+    assert note.title == "Today" and note.frontmatter == {}
+    assert note.lines[3] == "The real body survives."
+
+
+def test_frontmatter_that_strict_yaml_rejects_is_read_line_by_line():
+    # What people write and YAML refuses: `@` cannot start a plain value, a quoted value with quotes
+    # inside, a scalar followed by list items, an unclosed flow list, a value with colons.
+    note = parse(
+        "---\n"
+        "title: Reading: notes: 2024\n"
+        "aliases:\n- @ada\n- Ada L.\n"
+        'week: "[[<% tp.date("YYYY") %>-W01]]"\n'
+        "tags: [reading, history\n"
+        "also: Lovelace\n-\n- Countess\n"
+        "created: 2024-03-01\n"
+        "meta:\n  nested:\n    - not an alias\n"
+        "---\n"
+        "Body text.\n"
+    )
+    assert note.title == "Reading: notes: 2024"
+    assert note.aliases == ("@ada", "Ada L.")
+    assert note.tags == ("reading", "history")
+    assert note.frontmatter["week"] == '[[<% tp.date("YYYY") %>-W01]]'
+    assert note.frontmatter["also"] == ["Lovelace", "Countess"]
+    assert str(note.frontmatter["created"]) == "2024-03-01"
+    assert "meta" not in note.frontmatter and "nested" not in note.frontmatter
+    assert note.lines[-1] == "Body text." and note.body_start == 16
+    (warning,) = note.warnings
+    assert "invalid YAML frontmatter" in warning and "line by line" in warning and "aliases" in warning
 
 
 def test_comments_are_dropped_even_across_lines():
@@ -94,3 +121,19 @@ def test_crlf_keeps_line_numbers():
 def test_empty_note():
     note = parse("")
     assert note.lines == () and note.headings == () and note.title == "Today"
+
+
+def test_empty_headings_are_headings_and_do_not_lose_the_note():
+    # CommonMark: `#` alone, `## ` and `### ###` are empty headings; so is one whose text renders to
+    # nothing (an image without alt text, a comment).
+    note = parse("# \nfirst\n##\nsecond\n### ###\n#### ![](chart.png)\n##### %% draft %%\n# Real one #\nlast\n")
+    assert [(h.level, h.text, h.line) for h in note.headings] == [
+        (1, "", 1),
+        (2, "", 3),
+        (3, "", 5),
+        (4, "", 6),
+        (5, "", 7),
+        (1, "Real one", 8),
+    ]
+    assert note.lines[1] == "first" and note.lines[8] == "last"
+    assert not note.warnings

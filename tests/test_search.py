@@ -33,13 +33,22 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
         # the same question judged on its own cosine, with a threshold above the topic's: declined
         strict = RetrievalConfig(decline_sigmas=100.0)
         assert (await services.searcher.search(question, top_k=5, min_similarity=0.0, config=strict)).declined
-        # "question" mode embeds only the question and compares its own best cosine
+        # "question" mode embeds only the question and compares its own best cosine over the index.
+        # (Words the topic drops but the fake embedding keeps, "any" and "some", make the two differ.)
+        phrased = "Is there any note with some sourdough starter?"
+
+        def best_over_index(text: str) -> float:
+            return float(np.max(vectors @ np.asarray(embed_text(text, dimension), dtype=np.float32)))
+
+        own, of_topic = best_over_index(phrased), best_over_index(topic_query(phrased) or "")
+        assert abs(own - of_topic) > 0.01, (own, of_topic)
         fake_ollama.fake.reset_counters()
         asked = await services.searcher.search(
-            question, top_k=5, min_similarity=0.0, config=RetrievalConfig(decline_on="question")
+            phrased, top_k=5, min_similarity=0.0, config=RetrievalConfig(decline_on="question")
         )
-        assert fake_ollama.fake.embedded_texts == [question]
-        assert asked.evidence == asked.best_similarity
+        assert fake_ollama.fake.embedded_texts == [phrased]
+        assert asked.evidence is not None and abs(asked.evidence - own) < 1e-3
+        assert asked.best_similarity is not None and abs(asked.best_similarity - own) < 1e-3
 
 
 async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault, settings_for):
@@ -68,7 +77,7 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
         # vectors made with a document instruction live in tables of their own
         assert (
             services.searcher.active().suffix.startswith("nomic_embed_text_96_")
-            and mxbai_suffix == "mxbai_embed_large_latest_96_f16"
+            and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1"
         )
 
 
@@ -95,3 +104,23 @@ async def test_a_quoted_term_found_in_the_notes_is_never_declined(fake_ollama, s
         unquoted = await ask("What speed did I mean by conversational?")
         assert unquoted.declined and unquoted.hits == []
         assert (await ask("What speed did I mean by 'tempo'?")).declined
+
+
+async def test_keyword_only_scores_are_shares_of_the_best_match(fake_ollama, vault, settings_for):
+    """With Ollama down the hits are BM25 matches; their score is on the 0–1 scale the other modes
+    use (here: a share of the query's best BM25), not raw BM25."""
+    query = "sourdough starter feeding"
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.sync()
+        index = services.searcher.active()
+        raw = await services.store.text_search(index.suffix, index.dimension, query, 24)
+    down = settings_for(vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with open_services(down) as services:
+        result = await services.searcher.search(query, top_k=6, min_similarity=0.0)
+    assert result.mode == "keyword" and len(result.hits) >= 3
+    bm25 = {row["id"]: row["score"] for row in raw}
+    assert max(bm25.values()) > 1.0  # raw BM25 is not on a 0–1 scale: the fix is needed here
+    assert result.hits[0].score == 1.0 and result.hits[0].chunk_id == raw[0]["id"]
+    for hit in result.hits:
+        assert 0.0 < hit.score <= 1.0
+        assert abs(hit.score - bm25[hit.chunk_id] / raw[0]["score"]) < 1e-6

@@ -7,7 +7,7 @@ import re
 import pytest
 from openapi_spec_validator import validate
 
-from tests.web_helpers import running_app
+from tests.web_helpers import break_keyword_index, running_app
 
 
 async def test_health_is_bare_without_a_token_and_detailed_with_one(fake_ollama, vault, settings_for):
@@ -109,7 +109,7 @@ async def test_search_hits_have_the_cli_fields_and_respect_filters(fake_ollama, 
         for hit in result["hits"]:
             assert {"path", "title", "heading", "line_start", "line_end", "score", "text"} <= set(hit)
             assert (vault / hit["path"]).is_file()
-        daily = await api.search("what did I do this week", top_k=5, filters={"folders": ["Daily"]})
+        daily = await api.search("what did I log", top_k=5, filters={"folders": ["Daily"]})
         assert daily["hits"] and all(h["path"].startswith("Daily/") for h in daily["hits"])
 
 
@@ -132,8 +132,12 @@ async def test_citations_that_match_no_source_are_not_shown(fake_ollama, vault, 
     fake_ollama.fake.chat_reply = "Feed it daily [Made Up Note] and see [Sourdough starter log]."
     async with running_app(settings_for(vault)) as api:
         done = (await api.ask_events({"question": "How do I feed my sourdough starter?"}))[-1]
-        titles = [c["title"] for c in done["citations"]]
-        assert "Made Up Note" not in titles
+        # the invented title is dropped, the real one is kept and points at the source it names
+        assert [c["path"] for c in done["citations"]] == ["02 Areas/Cooking/Sourdough starter log.md"]
+        (citation,) = done["citations"]
+        source = next(s for s in done["sources"] if s["path"] == citation["path"])
+        assert citation["title"] == source["title"] == "Sourdough starter log"
+        assert (citation["link"], citation["line"]) == (source["link"], source["line_start"])
 
 
 async def test_the_prompt_fits_the_context_window_asked_of_ollama(fake_ollama, vault, settings_for):
@@ -266,3 +270,41 @@ async def test_openapi_document_is_valid_and_covers_every_route(fake_ollama, vau
         validate(document)
         routes = {r.resource.canonical for r in api.client.app.router.routes() if r.resource is not None}
         assert routes <= set(document["paths"]), routes - set(document["paths"])
+
+
+async def test_a_broken_keyword_index_is_said_not_taken_for_no_matches(fake_ollama, vault, settings_for, caplog):
+    settings = settings_for(vault)
+    async with running_app(settings):
+        pass  # builds the index
+    await break_keyword_index(settings.resolved_index_dir())
+    async with running_app(settings) as api:
+        result = await api.search("sourdough starter")
+        assert result["mode"] == "hybrid" and result["hits"]  # the vectors still answer, and it says why alone
+        assert "keyword search" in result["notice"] and "vask index --full" in result["notice"]
+        assert any(r.levelname == "WARNING" and "keyword search" in r.getMessage() for r in caplog.records)
+        status = await (await api.get("/v1/status")).json()
+        (problem,) = status["store_errors"]
+        assert problem["operation"] == "keyword search" and "vask index --full" in problem["hint"]
+    down = settings_for(vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with running_app(down, wait=False) as api:
+        result = await api.search("sourdough starter")  # keyword-only, and the keyword index is broken
+        assert result["mode"] == "keyword" and result["hits"] == []
+        assert "not reachable" in result["notice"] and "keyword search of the index failed" in result["notice"]
+        assert "vask index --full" in result["notice"]
+    async with running_app(settings) as api:
+        await api.live.services.indexer.sync(force=True)  # what `vask index --full` does
+        result = await api.search("sourdough starter")
+        assert result["hits"] and "notice" not in result
+        assert (await (await api.get("/v1/status")).json())["store_errors"] == []
+
+
+async def test_odd_characters_in_a_query_are_words_not_errors(fake_ollama, vault, settings_for, caplog):
+    down = settings_for(vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with running_app(settings_for(vault)):
+        pass
+    async with running_app(down, wait=False) as api:
+        for query in ['"sourdough', "sourdough AND (starter", "title:sourdough*", "starter~2 ^ \\", "NOT OR"]:
+            result = await api.search(query)
+            assert "failed" not in result.get("notice", ""), query
+        assert (await api.search('"sourdough starter (feeding'))["hits"]
+        assert not [r for r in caplog.records if "keyword search of the index failed" in r.getMessage()]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import lancedb
 from aiohttp.test_utils import TestClient, TestServer
 
+from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
 from vask_server.services.live import LiveIndex
 from vask_server.web.app import create_app
@@ -59,3 +63,11 @@ async def running_app(settings: Settings, *, watch: bool = False, wait: bool = T
         if wait:
             await api.live.wait_idle(60)
         yield api
+
+
+async def break_keyword_index(index_dir: Path) -> None:
+    """Deletes the files of the chunks table's full-text index, as a disk fault or a sync tool might."""
+    suffix = read_meta(index_dir).active["suffix"]
+    table = await (await lancedb.connect_async(str(index_dir / "lancedb"))).open_table(f"chunks_{suffix}")
+    (fts,) = [index for index in await table.list_indices() if index.index_type == "FTS"]
+    shutil.rmtree(index_dir / "lancedb" / f"chunks_{suffix}.lance" / "_indices" / fts.index_uuid)

@@ -11,16 +11,18 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vask_server import __version__
 from vask_server.adapters.token import ensure_token
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.citations import sources_block
+from vask_server.core.citations import sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
+from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
 from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
 
 if TYPE_CHECKING:
@@ -31,34 +33,31 @@ if TYPE_CHECKING:
 
 COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 
-# Which settings each command takes as flags (all of them can also come from the environment).
-_COMMON = ("vault", "index_dir", "ollama_host", "embed_model", "log_level")
-_FLAGS = {
-    "index": (
-        *_COMMON,
-        "chunk_tokens",
-        "chunk_max_chars",
-        "max_note_bytes",
-        "embed_batch_size",
-        "embed_concurrency",
-        "ollama_timeout",
-        "ollama_retries",
-    ),
-    "ask": (
-        *_COMMON,
-        "chat_model",
-        "chat_context",
-        "top_k",
-        "min_similarity",
-        "decline_sigmas",
-        "ollama_timeout",
-        "ollama_retries",
-    ),
-    "search": (*_COMMON, "top_k", "min_similarity", "decline_sigmas"),
-    "status": _COMMON,
+# Which settings each command takes as flags: the ones it uses (the README's settings table says the
+# same, and a test holds the two together). Every setting can also come from the environment.
+_EVERY = ("vault", "index_dir", "log_level")
+_OLLAMA = ("ollama_host", "embed_model", "ollama_timeout", "ollama_retries")
+_INDEXING = (
+    "chunk_tokens",
+    "chunk_max_chars",
+    "max_note_bytes",
+    "embed_batch_size",
+    "embed_concurrency",
+    "date_keys",
+    "exclude",
+    "obsidian_excluded",
+)
+_RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
+_ANSWERS = ("chat_model", "chat_context")
+FLAGS: dict[str, tuple[str, ...]] = {
+    "index": (*_EVERY, *_OLLAMA, *_INDEXING),
+    "ask": (*_EVERY, *_OLLAMA, *_RETRIEVAL, *_ANSWERS),
+    "search": (*_EVERY, *_OLLAMA, *_RETRIEVAL),
+    "status": (*_EVERY, "embed_model"),
     "serve": tuple(s.name for s in SETTINGS),
-    "token": ("vault", "index_dir", "log_level"),
-    "eval": (*_COMMON, "chat_model", "chat_context", "top_k", "min_similarity", "decline_sigmas", "ollama_timeout"),
+    "token": _EVERY,
+    # the seed design's index (`--compare`) is built with the indexing settings
+    "eval": (*_EVERY, *_OLLAMA, *_INDEXING, *_RETRIEVAL, *_ANSWERS),
 }
 
 
@@ -68,12 +67,16 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
         if spec.name not in names:
             continue
         help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        # Values stay strings here: load_settings parses and validates them as it does the
+        # environment's, so a bad value gets the same error and hint from either.
         if spec.default is False:
             group.add_argument(
-                spec.flag, dest=spec.name, action="store_const", const=True, default=None, help=help_text
+                spec.flag, dest=spec.name, action="store_const", const="true", default=None, help=help_text
             )
+        elif isinstance(spec.default, tuple):  # a list: the flag can be repeated
+            group.add_argument(spec.flag, dest=spec.name, action="append", default=None, help=help_text)
         else:
-            group.add_argument(spec.flag, dest=spec.name, type=spec.parse, default=None, help=help_text)
+            group.add_argument(spec.flag, dest=spec.name, default=None, help=help_text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,13 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="index the vault (only what changed since the last run)")
     p.add_argument("--full", action="store_true", help="re-read and re-chunk every note (vectors still reused)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_setting_flags(p, _FLAGS["index"])
+    _add_setting_flags(p, FLAGS["index"])
 
     p = sub.add_parser("ask", help="answer a question from your notes, with sources")
     p.add_argument("question", nargs="+")
     p.add_argument("--json", action="store_true", help="print the event stream as JSON lines")
     _add_filter_flags(p)
-    _add_setting_flags(p, _FLAGS["ask"])
+    _add_time_flags(p)
+    _add_setting_flags(p, FLAGS["ask"])
 
     p = sub.add_parser("search", help="retrieve passages without asking the chat model")
     p.add_argument("query", nargs="+")
@@ -106,18 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="hybrid: keyword (BM25) and vector results fused (default); vector: vector search only",
     )
     _add_filter_flags(p)
-    _add_setting_flags(p, _FLAGS["search"])
+    _add_time_flags(p)
+    _add_setting_flags(p, FLAGS["search"])
 
     p = sub.add_parser("status", help="what is indexed, with which model, what failed and why")
     p.add_argument("--json", action="store_true")
-    _add_setting_flags(p, _FLAGS["status"])
+    _add_setting_flags(p, FLAGS["status"])
 
     p = sub.add_parser("serve", help="run the HTTP sidecar for the Obsidian plugin")
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
-    _add_setting_flags(p, _FLAGS["serve"])
+    _add_setting_flags(p, FLAGS["serve"])
 
     p = sub.add_parser("token", help="print the bearer token the plugin needs (creates it if missing)")
-    _add_setting_flags(p, _FLAGS["token"])
+    _add_setting_flags(p, FLAGS["token"])
 
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
@@ -126,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         action="store_true",
-        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid and "
-        "hybrid+graph side by side, and hybrid with the previous decline rule (hybrid-question-decline)",
+        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid, "
+        "hybrid-rrf (reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous "
+        "decline rule (hybrid-question-decline)",
     )
     p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid)")
     p.add_argument(
@@ -137,8 +143,40 @@ def build_parser() -> argparse.ArgumentParser:
         "answers that say the notes don't hold it and answers citing a right note (slow: one answer per "
         "question and configuration)",
     )
-    _add_setting_flags(p, _FLAGS["eval"])
+    p.add_argument(
+        "--now",
+        type=_now_flag,
+        default=None,
+        help="the day questions without their own asked_at are asked (default: today); time questions carry one",
+    )
+    _add_setting_flags(p, FLAGS["eval"])
     return parser
+
+
+def _day_flag(value: str) -> date:
+    try:
+        return parse_day(value, "the date")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _now_flag(value: str) -> date:
+    try:
+        return parse_now(value, "the moment")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_time_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since", type=_day_flag, default=None, help="only what was written on or after this ISO date")
+    parser.add_argument("--until", type=_day_flag, default=None, help="only what was written on or before this date")
+    parser.add_argument(
+        "--now",
+        type=_now_flag,
+        default=None,
+        help='when the question is asked, for "last month" (ISO date or date-time; default: now)',
+    )
+    parser.add_argument("--no-time", action="store_true", help='do not read the time the question names ("last month")')
 
 
 def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
@@ -148,20 +186,40 @@ def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:
-    filters = Filters(folders=tuple(args.folder), exclude_folders=tuple(args.exclude_folder), tags=tuple(args.tag))
+    filters = Filters(
+        folders=tuple(args.folder),
+        exclude_folders=tuple(args.exclude_folder),
+        tags=tuple(args.tag),
+        date_from=args.since,
+        date_to=args.until,
+    )
+    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+        raise ConfigError("--since is after --until.", "Give the earlier date with --since.")
     return None if filters.is_empty() else filters
 
 
+def _range_line(time_range: dict[str, Any] | None) -> str | None:
+    """ "Notes from 1 Feb – 28 Feb 2026 ("last month")": what the search was limited to."""
+    if not time_range:
+        return None
+    start, end = time_range.get("from"), time_range.get("to")
+    described = describe_range(
+        TimeRange(date.fromisoformat(start) if start else None, date.fromisoformat(end) if end else None, "")
+    )
+    return f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    overrides = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
-    return load_settings(**overrides)
+    flags = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
+    # a repeated flag (--exclude A --exclude B) reads as the variable would: "A,B"
+    return load_settings(flags={k: ",".join(v) if isinstance(v, list) else v for k, v in flags.items()})
 
 
 def normalise_argv(argv: Sequence[str]) -> list[str]:
     """`vask "question"` (and `vask --vault V "question"`) → `vask ask ...`."""
     args = list(argv)
     takes_value = {spec.flag for spec in SETTINGS if spec.default is not False}
-    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split"}
+    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split", "--since", "--until", "--now"}
     position = 0
     while position < len(args):
         token = args[position]
@@ -255,7 +313,7 @@ def _nothing_changed(settings: Settings) -> bool:
     from vask_server.adapters.meta import read_meta
     from vask_server.adapters.snapshot import index_is_current
     from vask_server.adapters.vault import Vault
-    from vask_server.services.options import index_options
+    from vask_server.services.options import excluder_for, index_options
 
     started = time.perf_counter()
     vault_root = settings.require_vault()
@@ -263,8 +321,10 @@ def _nothing_changed(settings: Settings) -> bool:
     meta = read_meta(index_dir)
     if not meta.active or meta.active.get("model") != settings.embed_model:
         return False  # (before the scan: a changed model needs no look at the files)
-    scan = Vault(vault_root).scan()
-    fingerprint = index_options(settings).fingerprint()
+    vault = Vault(vault_root)
+    options = index_options(settings, vault)
+    scan = vault.scan(excluder_for(options, vault))
+    fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
     print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
@@ -274,6 +334,8 @@ def _nothing_changed(settings: Settings) -> bool:
     )
     for path, reason in sorted(scan.problems.items()):
         print(f"  failed  {path}: {reason}")
+    for path, reason in sorted(scan.skipped.items()):
+        print(f"  skipped {path}: {reason}")
     return True
 
 
@@ -301,6 +363,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
         top_k=settings.top_k,
         min_similarity=settings.min_similarity,
         filters=_filters(args),
+        today=args.now,
+        read_time=not args.no_time,
     )
     sources: list[dict[str, Any]] = []
     status = 0
@@ -314,6 +378,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
             sources = event["sources"]
             if event.get("notice"):
                 print(f"note: {event['notice']}", file=sys.stderr)
+            if line := _range_line(event.get("time_range")):
+                print(f"{line}:", file=sys.stderr)
         elif kind == "token":
             sys.stdout.write(event["text"])
             sys.stdout.flush()
@@ -342,29 +408,38 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
         line_end=source["line_end"],
         score=source["score"],
         text="",
+        date=date.fromisoformat(source["date"]) if source.get("date") else None,
+        date_end=date.fromisoformat(source["date_end"]) if source.get("date_end") else None,
+        date_source=source.get("date_source"),
     )
 
 
 async def _search(args: argparse.Namespace, services: Services) -> int:
     settings = services.settings
     config = dataclasses.replace(services.searcher.config, mode=args.mode)  # the settings' decline rule too
-    result = await services.searcher.search(
+    result = await services.searcher.search_question(
         " ".join(args.query),
+        today=args.now or date.today(),
         top_k=settings.top_k,
         min_similarity=settings.min_similarity,
         filters=_filters(args),
+        read_time=not args.no_time,
         config=config,
     )
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
+    time_range = result.time_range.to_dict() if result.time_range else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        print(json.dumps({"hits": hits, "mode": result.mode}, ensure_ascii=False, indent=2))
+        print(json.dumps({"hits": hits, "mode": result.mode, "time_range": time_range}, ensure_ascii=False, indent=2))
         return 0
+    if line := _range_line(time_range):
+        print(f"{line}:")
     if not result.hits:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     for n, hit in enumerate(result.hits, start=1):
-        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end})")
+        when = f"{written_on(hit)}, " if hit.date else ""
+        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end})")
         snippet = " ".join(hit.text.split())
         print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
     return 0
@@ -373,7 +448,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
 async def _status(args: argparse.Namespace, services: Services) -> int:
     from vask_server.services.context import index_status
 
-    status = await index_status(services)
+    status = await index_status(services, check=True)
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=2))
         return 0
@@ -387,10 +462,16 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    excluded = status.get("excluded") or {}
+    if excluded:
+        rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())
+        print(f"excluded:   {sum(excluded.values())} notes ({rules})")
     for item in status["failed"]:
         print(f"  failed  {item['path']}: {item['reason']}")
     for item in status["skipped"]:
         print(f"  skipped {item['path']}: {item['reason']}")
+    for problem in status["store_errors"]:
+        print(f"  error   {problem['message']}. {problem['hint']}")
     return 0
 
 
@@ -399,6 +480,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         COMPARE_CONFIGS,
         DEFAULT_CONFIGS,
         PRESETS,
+        TIME_CONFIGS,
         evaluate,
         preset,
         report,
@@ -410,11 +492,13 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     try:
         lines = path.read_text("utf-8").splitlines()
     except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}") from None
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}", "Check the path of the questions file.") from None
     questions = parse_questions(lines, str(path))
     if args.split:
         questions = [q for q in questions if q.split == args.split]
     names = COMPARE_CONFIGS if args.compare else DEFAULT_CONFIGS
+    if args.compare and any(q.range is not None for q in questions):
+        names = (*names, *(n for n in TIME_CONFIGS if n not in names))  # time read and not, side by side
     if args.configs:
         names = tuple(n.strip() for n in args.configs.split(",") if n.strip())
     unknown = [n for n in names if n not in PRESETS]
@@ -434,7 +518,9 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
         async with contextlib.AsyncExitStack() as stack:
             searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
             answerer = QAService(searcher, services.gateway, chat_model, settings.chat_context) if chat_model else None
-            outcomes = await evaluate(searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k)
+            outcomes = await evaluate(
+                searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k, today=args.now
+            )
         reports.append(report(config, outcomes, chat_model=chat_model))
     if args.json:
         print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
@@ -471,6 +557,19 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
                 f"{rep['config']:<{width}}{a['absent_declined']:>12}/{o['absent']:<4}"
                 f"{a['answerable_declined']:>17}/{o['count']:<3}{a['answerable_citing_expected']:>15}/{o['count']:<3}"
             )
+    timed = [rep for rep in reports if "time" in rep["overall"]]
+    if timed:
+        lines.append("")
+        lines.append("time questions: range read as meant; share of the first 6 notes dated in the range")
+        lines.append(f"{'config':<{width}}{'n':>4}{'range read':>12}{'in-range@6':>12}{'shown out of range':>20}")
+        for rep in timed:
+            t = rep["overall"]["time"]
+            lines.append(
+                f"{rep['config']:<{width}}{t['questions']:>4}{t['range_understood']:>12.3f}"
+                f"{t['in_range_precision@6']:>12.3f}{t['out_of_range_shown']:>20.3f}"
+            )
+            if t["misread"]:
+                lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")

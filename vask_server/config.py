@@ -1,178 +1,27 @@
 """Every setting, declared once: name, environment variable, command-line flag, default, meaning.
 
-`SETTINGS` is the single source of truth: the CLI builds its flags from it, `load_settings` reads
-the environment through it, and a test checks that the README documents each entry.
+The `Settings` dataclass gives each setting its type and its one default; `SETTINGS` adds the
+environment variable, flag, parser and help, and reads its defaults from the dataclass. The CLI
+builds its flags from `SETTINGS`, `load_settings` reads the environment and the flags through it,
+`validate` checks every value, and tests check that the README documents each entry.
 Nothing is read at import time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from vask_server.core.dates import DEFAULT_DATE_KEYS
+from vask_server.core.exclude import split_globs
 from vask_server.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class SettingSpec:
-    name: str
-    env: str
-    flag: str
-    default: Any
-    parse: Callable[[str], Any]
-    help: str
-
-
-def _path(value: str) -> Path:
-    return Path(value).expanduser()
-
-
-def _bool(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off", ""}:
-        return False
-    raise ValueError(f"expected a boolean, got {value!r}")
-
-
-SETTINGS: tuple[SettingSpec, ...] = (
-    SettingSpec("vault", "VASK_VAULT", "--vault", None, _path, "The Obsidian vault folder to index and ask."),
-    SettingSpec(
-        "index_dir",
-        "VASK_INDEX_DIR",
-        "--index-dir",
-        None,
-        _path,
-        "Where the index lives. Default: a per-user data folder keyed by the vault's absolute path "
-        "($XDG_DATA_HOME/vask/indexes/<vault name>-<hash>, ~/.local/share when unset), "
-        "outside the vault so sync tools never copy it.",
-    ),
-    SettingSpec("ollama_host", "OLLAMA_HOST", "--ollama-host", "http://127.0.0.1:11434", str, "Where Ollama listens."),
-    SettingSpec(
-        "embed_model",
-        "VASK_EMBED_MODEL",
-        "--embed-model",
-        "mxbai-embed-large",
-        str,
-        "Ollama embedding model. Changing it builds a separate index beside the old one.",
-    ),
-    SettingSpec(
-        "chat_model", "VASK_CHAT_MODEL", "--chat-model", "qwen2.5:14b", str, "Ollama chat model that writes answers."
-    ),
-    SettingSpec(
-        "chat_context",
-        "VASK_CHAT_CONTEXT",
-        "--chat-context",
-        8192,
-        int,
-        "Context window in tokens asked of the chat model (Ollama's num_ctx); the sources are fitted into it.",
-    ),
-    SettingSpec("top_k", "VASK_TOP_K", "--top-k", 6, int, "How many passages to retrieve for an answer or a search."),
-    SettingSpec(
-        "min_similarity",
-        "VASK_MIN_SIMILARITY",
-        "--min-similarity",
-        0.25,
-        float,
-        "Cosine similarity below which a passage is not used as evidence.",
-    ),
-    SettingSpec(
-        "decline_sigmas",
-        "VASK_DECLINE_SIGMAS",
-        "--decline-sigmas",
-        0.33,
-        float,
-        "How far above the index's level of unrelated text (in standard deviations) a question's topic must "
-        "score before vask answers; lower declines less often. Measure it with vask eval.",
-    ),
-    SettingSpec(
-        "chunk_tokens",
-        "VASK_CHUNK_TOKENS",
-        "--chunk-tokens",
-        240,
-        int,
-        "Token budget of one chunk (counted with a subword estimate, not characters).",
-    ),
-    SettingSpec(
-        "chunk_max_chars",
-        "VASK_CHUNK_MAX_CHARS",
-        "--chunk-max-chars",
-        3000,
-        int,
-        "Hard character cap of one chunk: a safety net for dense tables, URLs and code.",
-    ),
-    SettingSpec(
-        "max_note_bytes",
-        "VASK_MAX_NOTE_BYTES",
-        "--max-note-bytes",
-        2_000_000,
-        int,
-        "Notes larger than this are skipped and reported (pasted logs, exports).",
-    ),
-    SettingSpec(
-        "embed_batch_size", "VASK_EMBED_BATCH_SIZE", "--embed-batch-size", 32, int, "Texts per Ollama /api/embed call."
-    ),
-    SettingSpec(
-        "embed_concurrency",
-        "VASK_EMBED_CONCURRENCY",
-        "--embed-concurrency",
-        2,
-        int,
-        "Embedding calls in flight at once.",
-    ),
-    SettingSpec(
-        "ollama_timeout",
-        "VASK_OLLAMA_TIMEOUT",
-        "--ollama-timeout",
-        120.0,
-        float,
-        "Seconds before one Ollama call is abandoned (then retried).",
-    ),
-    SettingSpec(
-        "ollama_retries",
-        "VASK_OLLAMA_RETRIES",
-        "--ollama-retries",
-        4,
-        int,
-        "Retries, with exponential backoff, of an Ollama call that failed transiently.",
-    ),
-    SettingSpec(
-        "host",
-        "VASK_HOST",
-        "--host",
-        "127.0.0.1",
-        str,
-        "Address `vask serve` binds. Anything but loopback also needs --allow-remote.",
-    ),
-    SettingSpec("port", "VASK_PORT", "--port", 8765, int, "Port `vask serve` listens on."),
-    SettingSpec(
-        "allow_remote",
-        "VASK_ALLOW_REMOTE",
-        "--allow-remote",
-        False,
-        _bool,
-        "Allow binding a non-loopback address (your notes become reachable from the network).",
-    ),
-    SettingSpec(
-        "debounce_ms",
-        "VASK_DEBOUNCE_MS",
-        "--debounce-ms",
-        250,
-        int,
-        "How long the watcher waits for a file to settle before reindexing it.",
-    ),
-    SettingSpec(
-        "log_level", "VASK_LOG_LEVEL", "--log-level", "info", str, "Logging level: debug, info, warning, error."
-    ),
-)
-
-_BY_NAME = {spec.name: spec for spec in SETTINGS}
 
 
 @dataclass(frozen=True)
@@ -198,6 +47,9 @@ class Settings:
     allow_remote: bool = False
     debounce_ms: int = 250
     log_level: str = "info"
+    date_keys: tuple[str, ...] = DEFAULT_DATE_KEYS
+    exclude: tuple[str, ...] = ()
+    obsidian_excluded: bool = True
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -214,6 +66,11 @@ class Settings:
                 f"The vault folder does not exist: {vault}",
                 "Check the path given with --vault or VASK_VAULT.",
             )
+        if not os.access(vault, os.R_OK | os.X_OK):
+            raise ConfigError(
+                f"The vault folder is not readable: {vault}",
+                "Give this user read access to it (chmod u+rx), or pass another folder with --vault.",
+            )
         return vault
 
     def resolved_index_dir(self) -> Path:
@@ -221,6 +78,202 @@ class Settings:
         if self.index_dir is not None:
             return self.index_dir.expanduser().resolve()
         return default_index_dir(self.require_vault())
+
+
+# The defaults, read from the dataclass: the one place they are written (and type-checked).
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    name: str
+    env: str
+    flag: str
+    parse: Callable[[str], Any]
+    help: str
+
+    @property
+    def default(self) -> Any:
+        return _DEFAULTS[self.name]
+
+
+def _path(value: str) -> Path:
+    return Path(value).expanduser()
+
+
+def _text(value: str) -> str:
+    return value.strip()
+
+
+def _lower(value: str) -> str:
+    return value.strip().lower()
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value.strip())
+    except ValueError:
+        raise ValueError("expected a number") from None
+
+
+def _list(value: str) -> tuple[str, ...]:
+    """Comma-separated, as in the environment; a repeated flag arrives joined the same way."""
+    return split_globs([value])
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError("expected true or false")
+
+
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec("vault", "VASK_VAULT", "--vault", _path, "The Obsidian vault folder to index and ask."),
+    SettingSpec(
+        "index_dir",
+        "VASK_INDEX_DIR",
+        "--index-dir",
+        _path,
+        "Where the index lives. Default: a per-user data folder keyed by the vault's absolute path "
+        "($XDG_DATA_HOME/vask/indexes/<vault name>-<hash>, ~/.local/share when unset), "
+        "outside the vault so sync tools never copy it.",
+    ),
+    SettingSpec("ollama_host", "OLLAMA_HOST", "--ollama-host", _text, "Where Ollama listens."),
+    SettingSpec(
+        "embed_model",
+        "VASK_EMBED_MODEL",
+        "--embed-model",
+        _text,
+        "Ollama embedding model. Changing it builds a separate index beside the old one.",
+    ),
+    SettingSpec("chat_model", "VASK_CHAT_MODEL", "--chat-model", _text, "Ollama chat model that writes answers."),
+    SettingSpec(
+        "chat_context",
+        "VASK_CHAT_CONTEXT",
+        "--chat-context",
+        _int,
+        "Context window in tokens asked of the chat model (Ollama's num_ctx); the sources are fitted into it.",
+    ),
+    SettingSpec("top_k", "VASK_TOP_K", "--top-k", _int, "How many passages to retrieve for an answer or a search."),
+    SettingSpec(
+        "min_similarity",
+        "VASK_MIN_SIMILARITY",
+        "--min-similarity",
+        _float,
+        "Cosine similarity below which a passage is not used as evidence.",
+    ),
+    SettingSpec(
+        "decline_sigmas",
+        "VASK_DECLINE_SIGMAS",
+        "--decline-sigmas",
+        _float,
+        "How far above the index's level of unrelated text (in standard deviations) a question's topic must "
+        "score before vask answers; lower declines less often. Measure it with vask eval.",
+    ),
+    SettingSpec(
+        "chunk_tokens",
+        "VASK_CHUNK_TOKENS",
+        "--chunk-tokens",
+        _int,
+        "Token budget of one chunk (counted with a subword estimate, not characters).",
+    ),
+    SettingSpec(
+        "chunk_max_chars",
+        "VASK_CHUNK_MAX_CHARS",
+        "--chunk-max-chars",
+        _int,
+        "Hard character cap of one chunk: a safety net for dense tables, URLs and code.",
+    ),
+    SettingSpec(
+        "max_note_bytes",
+        "VASK_MAX_NOTE_BYTES",
+        "--max-note-bytes",
+        _int,
+        "Notes larger than this are skipped and reported (pasted logs, exports).",
+    ),
+    SettingSpec(
+        "embed_batch_size", "VASK_EMBED_BATCH_SIZE", "--embed-batch-size", _int, "Texts per Ollama /api/embed call."
+    ),
+    SettingSpec(
+        "embed_concurrency",
+        "VASK_EMBED_CONCURRENCY",
+        "--embed-concurrency",
+        _int,
+        "Embedding calls in flight at once.",
+    ),
+    SettingSpec(
+        "ollama_timeout",
+        "VASK_OLLAMA_TIMEOUT",
+        "--ollama-timeout",
+        _float,
+        "Seconds before one Ollama call is abandoned (then retried).",
+    ),
+    SettingSpec(
+        "ollama_retries",
+        "VASK_OLLAMA_RETRIES",
+        "--ollama-retries",
+        _int,
+        "Retries, with exponential backoff, of an Ollama call that failed transiently.",
+    ),
+    SettingSpec(
+        "host",
+        "VASK_HOST",
+        "--host",
+        _text,
+        "Address `vask serve` binds. Anything but loopback also needs --allow-remote.",
+    ),
+    SettingSpec("port", "VASK_PORT", "--port", _int, "Port `vask serve` listens on."),
+    SettingSpec(
+        "allow_remote",
+        "VASK_ALLOW_REMOTE",
+        "--allow-remote",
+        _bool,
+        "Allow binding a non-loopback address (your notes become reachable from the network).",
+    ),
+    SettingSpec(
+        "debounce_ms",
+        "VASK_DEBOUNCE_MS",
+        "--debounce-ms",
+        _int,
+        "How long the watcher waits for a file to settle before reindexing it.",
+    ),
+    SettingSpec("log_level", "VASK_LOG_LEVEL", "--log-level", _lower, "Logging level: debug, info, warning, error."),
+    SettingSpec(
+        "date_keys",
+        "VASK_DATE_KEYS",
+        "--date-keys",
+        _list,
+        "Frontmatter keys that say when a note was written, first found wins (comma-separated; case, spaces, "
+        "_ and - ignored).",
+    ),
+    SettingSpec(
+        "exclude",
+        "VASK_EXCLUDE",
+        "--exclude",
+        _list,
+        "Notes never to index: gitignore-style patterns relative to the vault, such as Private/** or "
+        "**/*.secret.md (comma-separated; the flag can be repeated).",
+    ),
+    SettingSpec(
+        "obsidian_excluded",
+        "VASK_OBSIDIAN_EXCLUDED",
+        "--obsidian-excluded",
+        _bool,
+        "Also leave out what Obsidian's Settings > Files and links > Excluded files lists (true or false).",
+    ),
+)
+
+_BY_NAME = {spec.name: spec for spec in SETTINGS}
 
 
 def default_index_dir(vault: Path, env: Mapping[str, str] | None = None) -> Path:
@@ -232,43 +285,154 @@ def default_index_dir(vault: Path, env: Mapping[str, str] | None = None) -> Path
     return base / "vask" / "indexes" / f"{name}-{digest}"
 
 
-def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Defaults, then environment, then explicit overrides (command-line flags)."""
+def load_settings(
+    env: Mapping[str, str] | None = None, flags: Mapping[str, str | None] | None = None, **overrides: Any
+) -> Settings:
+    """Defaults, then environment, then command-line flags (raw strings, parsed like the environment),
+    then explicit overrides (typed values, from code). Every value is validated."""
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}  # where each value came from, for the error message
     for spec in SETTINGS:
         raw = env.get(spec.env)
-        if raw is None or raw == "":
-            continue
-        try:
-            values[spec.name] = spec.parse(raw)
-        except ValueError as exc:
-            raise ConfigError(f"{spec.env}={raw!r} is not valid: {exc}", spec.help) from exc
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    unknown = set(values) - {f.name for f in fields(Settings)}
+        if raw is not None and raw != "":
+            values[spec.name] = _parse(spec, raw, f"{spec.env}={raw!r}")
+            sources[spec.name] = f"{spec.env}={raw!r}"
+    for name, raw in (flags or {}).items():
+        if raw is not None:
+            flag_spec = _BY_NAME[name]
+            values[name] = _parse(flag_spec, raw, f"{flag_spec.flag} {raw!r}")
+            sources[name] = f"{flag_spec.flag} {raw!r}"
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = value
+            sources[name] = f"{name}={value!r}"
+    unknown = set(values) - set(_BY_NAME)
     if unknown:
-        raise ConfigError(f"Unknown settings: {sorted(unknown)}")
+        raise ConfigError(f"Unknown settings: {sorted(unknown)}", f"Known settings: {', '.join(_BY_NAME)}.")
     settings = Settings(**values)
-    validate(settings)
+    validate(settings, sources)
     return settings
 
 
-def validate(settings: Settings) -> None:
-    checks = [
-        (settings.top_k >= 1, "top_k must be at least 1"),
-        (settings.chat_context >= 2048, "chat_context must be at least 2048 tokens"),
-        (0.0 <= settings.min_similarity <= 1.0, "min_similarity must be between 0 and 1"),
-        (-3.0 <= settings.decline_sigmas <= 5.0, "decline_sigmas must be between -3 and 5"),
-        (settings.chunk_tokens >= 16, "chunk_tokens must be at least 16"),
-        (settings.chunk_max_chars >= 200, "chunk_max_chars must be at least 200"),
-        (settings.embed_batch_size >= 1, "embed_batch_size must be at least 1"),
-        (settings.embed_concurrency >= 1, "embed_concurrency must be at least 1"),
-        (settings.ollama_retries >= 0, "ollama_retries must not be negative"),
-        (0 <= settings.port < 65536, "port must be between 0 (any free port) and 65535"),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise ConfigError(message)
+def _parse(spec: SettingSpec, raw: str, where: str) -> Any:
+    try:
+        return spec.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where} is not valid: {exc}.", _hint(spec)) from None
+
+
+def _hint(spec: SettingSpec) -> str:
+    default = "none" if spec.default is None else spec.default
+    return f"{spec.help} Fix {spec.flag} or {spec.env}, or leave both unset for the default ({default})."
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+# A problem (what the value must be), or None when the value is fine.
+Rule = Callable[[Any], str | None]
+
+
+def _at_least(low: float) -> Rule:
+    return lambda value: None if value >= low else f"must be at least {low}"
+
+
+def _above(low: float) -> Rule:
+    return lambda value: None if value > low else f"must be more than {low}"
+
+
+def _between(low: float, high: float, note: str = "") -> Rule:
+    return lambda value: None if low <= value <= high else f"must be between {low} and {high}{note}"
+
+
+def _one_of(choices: tuple[str, ...]) -> Rule:
+    return lambda value: None if value in choices else f"must be one of {', '.join(choices)}"
+
+
+def _model_name(value: str) -> str | None:
+    if value and not any(char.isspace() for char in value):
+        return None
+    return "must be an Ollama model name such as mxbai-embed-large or qwen2.5:14b"
+
+
+_HOSTNAME = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9_-]{1,63}(?<!-))*\.?")
+
+
+def _host(value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    if len(value) <= 253 and _HOSTNAME.fullmatch(value):
+        return None
+    return "must be an IP address or a host name, such as 127.0.0.1"
+
+
+def _ollama_url(value: str) -> str | None:
+    """The forms Ollama's own client accepts: `host`, `host:port`, `http(s)://host[:port][/path]`."""
+    problem = "must be Ollama's address, such as http://127.0.0.1:11434 or 127.0.0.1:11434"
+    scheme, separator, rest = value.partition("://")
+    if not separator:
+        scheme, rest = "http", value
+    if scheme not in ("http", "https"):
+        return problem
+    try:
+        split = urllib.parse.urlsplit(f"{scheme}://{rest}")
+        split.port  # noqa: B018 (a port that is no number, or out of range, raises here)
+    except ValueError:
+        return problem
+    if split.hostname is None:
+        return None if rest.startswith(":") else problem  # ":11434" is Ollama's shorthand for 127.0.0.1
+    return None if _host(split.hostname) is None else problem
+
+
+def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
+    import pathspec  # (only when there are patterns to check)
+
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, TypeError):
+            return f"holds {pattern!r}, which is not a gitignore pattern"
+    return None
+
+
+_RULES: dict[str, Rule] = {
+    "ollama_host": _ollama_url,
+    "embed_model": _model_name,
+    "chat_model": _model_name,
+    "chat_context": _at_least(2048),
+    "top_k": _at_least(1),
+    "min_similarity": _between(0, 1),
+    "decline_sigmas": _between(-3, 5),
+    "chunk_tokens": _at_least(16),
+    "chunk_max_chars": _at_least(200),
+    "max_note_bytes": _at_least(1),
+    "embed_batch_size": _at_least(1),
+    "embed_concurrency": _at_least(1),
+    "ollama_timeout": _above(0),
+    "ollama_retries": _at_least(0),
+    "host": _host,
+    "port": _between(0, 65535, " (0: any free port)"),
+    "debounce_ms": _at_least(0),
+    "log_level": _one_of(LOG_LEVELS),
+    "date_keys": lambda keys: None if keys else "must name at least one frontmatter key",
+    "exclude": _gitignore_patterns,
+}
+# The folders are checked where they are used (Settings.require_vault, adapters.folders);
+# a boolean is checked by its parser.
+CHECKED_WHERE_USED = frozenset({"vault", "index_dir", "allow_remote", "obsidian_excluded"})
+
+
+def validate(settings: Settings, sources: Mapping[str, str] | None = None) -> None:
+    for name, rule in _RULES.items():
+        value = getattr(settings, name)
+        problem = rule(value)
+        if problem:
+            setting = _BY_NAME[name]
+            where = (sources or {}).get(name, f"{setting.flag} / {setting.env} {value!r}")
+            raise ConfigError(f"{where} is not valid: it {problem}.", _hint(setting))
 
 
 def spec(name: str) -> SettingSpec:

@@ -2,6 +2,8 @@
 
 Core and adapters raise these; the web layer maps them to one JSON shape
 (`{"error": {"code", "message", "hint"}}`) and the CLI prints message and hint.
+These classes are the one list of error codes: the OpenAPI document is built from them, and a
+test holds the README's table and the server's behaviour to them.
 """
 
 from __future__ import annotations
@@ -10,8 +12,12 @@ from typing import Any, ClassVar
 
 
 class VaskError(Exception):
+    """An unexpected failure; the server log has the details."""
+
     code: ClassVar[str] = "internal"
     status: ClassVar[int] = 500
+    summary: ClassVar[str] = "Unexpected server error"  # a few words for the API's documentation
+    http: ClassVar[bool] = True  # False: raised before any server runs (settings), never an HTTP answer
 
     def __init__(self, message: str, hint: str = "") -> None:
         super().__init__(message)
@@ -25,41 +31,62 @@ class VaskError(Exception):
 class BadRequest(VaskError):
     code = "bad_request"
     status = 400
+    summary = "Invalid request: body, field or path (a path leaving the vault included)"
 
 
 class Unauthorized(VaskError):
     code = "unauthorized"
     status = 401
+    summary = "Missing or wrong bearer token"
 
 
 class ForbiddenHost(VaskError):
     code = "forbidden_host"
     status = 403
+    summary = "Host header is not a loopback name (DNS-rebinding protection)"
+
+
+class ForbiddenOrigin(VaskError):
+    code = "forbidden_origin"
+    status = 403
+    summary = "CORS preflight from an origin other than Obsidian's"
 
 
 class NotFound(VaskError):
     code = "not_found"
     status = 404
+    summary = "Note not in the index, or no such endpoint"
+
+
+class MethodNotAllowed(VaskError):
+    code = "method_not_allowed"
+    status = 405
+    summary = "The endpoint does not take this method"
 
 
 class NotIndexed(VaskError):
     code = "not_indexed"
     status = 409
+    summary = "The vault has not been indexed yet"
 
 
 class PayloadTooLarge(VaskError):
     code = "payload_too_large"
     status = 413
+    summary = "Request body over 1 MB"
 
 
 class ConfigError(VaskError):
     code = "config_error"
     status = 400
+    summary = "Invalid setting"
+    http = False  # settings are read when the server starts; a request cannot change them
 
 
 class OllamaUnavailable(VaskError):
     code = "ollama_unavailable"
     status = 503
+    summary = "Ollama is not reachable"
 
     def __init__(self, host: str, detail: str = "") -> None:
         message = f"Ollama is not reachable at {host}"
@@ -76,6 +103,7 @@ class OllamaUnavailable(VaskError):
 class ModelMissing(VaskError):
     code = "model_missing"
     status = 503
+    summary = "A model is not pulled in Ollama"
 
     def __init__(self, model: str, host: str = "") -> None:
         where = f" on {host}" if host else ""
@@ -86,8 +114,46 @@ class ModelMissing(VaskError):
         self.model = model
 
 
+class IndexBroken(VaskError):
+    """A read of the index on disk failed: damaged or missing files, not anything the user typed."""
+
+    code = "index_error"
+    status = 500
+    summary = "a read of the index on disk failed (damaged or missing files)"
+    # The search catches it: a notice on the answer and `store_errors` in the status say it, so no
+    # endpoint answers with it.
+    http = False
+
+
 class OllamaFailed(VaskError):
     """Ollama answered, but with an error that retries did not cure."""
 
     code = "ollama_error"
     status = 502
+    summary = "Ollama answered with an error that retries did not cure"
+
+
+def error_classes() -> list[type[VaskError]]:
+    """Every error class, VaskError first, then in definition order."""
+    found: list[type[VaskError]] = [VaskError]
+    for cls in found:  # grows while walking: subclasses of subclasses too
+        found.extend(sub for sub in cls.__subclasses__() if sub not in found)
+    return found
+
+
+def http_errors() -> list[type[VaskError]]:
+    """The errors an HTTP client can receive, one class per code."""
+    return [cls for cls in error_classes() if cls.http]
+
+
+# aiohttp's own refusals (no such route, wrong method, body over client_max_size), by status
+_FOR_STATUS: dict[int, type[VaskError]] = {
+    cls.status: cls for cls in (BadRequest, Unauthorized, NotFound, MethodNotAllowed, PayloadTooLarge)
+}
+
+
+def error_for_status(status: int) -> type[VaskError]:
+    """The error class an aiohttp HTTP exception of this status is answered as. A status with no
+    class of its own (none is raised today) becomes bad_request or internal, so that every code a
+    client can receive is one of the documented ones."""
+    return _FOR_STATUS.get(status, BadRequest if status < 500 else VaskError)

@@ -8,7 +8,7 @@ import { VaskClient } from './lib/client';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
 import { isMarkdownPath } from './lib/paths';
-import { DEFAULT_SETTINGS, normalizeSettings, type VaskSettings } from './lib/settings';
+import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
@@ -25,6 +25,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 	client!: VaskClient;
 	connection: Connection = { state: 'connecting' };
 	private lastStatus: StatusEvent | null = null;
+	/** Sending changed notes failed, and the user was told; reset by the next send that works. */
+	private reindexFailing = false;
 	private readonly inflight = new Set<AbortController>();
 	private statusBar!: StatusBar;
 	private statusStream!: StatusStream;
@@ -56,10 +58,13 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			onError: (error) => this.setConnection({ state: 'error', error }),
 		});
 
-		this.batcher = new PathBatcher((paths) => this.client.reindex(paths), {
-			wait: 1000,
-			onError: (err, paths) => console.warn(`vask: could not queue ${paths.length} changed note(s) for reindexing`, err),
-		});
+		this.batcher = new PathBatcher(
+			async (paths) => {
+				await this.client.reindex(paths);
+				this.reindexFailing = false;
+			},
+			{ wait: 1000, onError: (err, paths) => this.changedNotesFailed(err, paths) },
+		);
 
 		this.app.workspace.onLayoutReady(() => {
 			this.registerVaultEvents();
@@ -89,8 +94,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 
 	async updateSettings(patch: Partial<VaskSettings>): Promise<void> {
 		const before = this.settings;
-		this.settings = normalizeSettings({ ...this.settings, ...patch });
-		await this.saveData(this.settings);
+		this.settings = updatedSettings(this.settings, patch);
+		await this.saveData(storedSettings(this.settings));
 		this.client = this.makeClient();
 		if (before.serverUrl !== this.settings.serverUrl || before.token !== this.settings.token) {
 			this.setConnection({ state: 'connecting' });
@@ -197,10 +202,22 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			const res = await this.client.reindex();
 			new Notice(`vask: reindexing (${res.queued} notes queued)`);
 		} catch (err) {
-			const plain = describeError(err, this.errorContext());
-			const text = `vask: ${plain.message}${plain.hint ? `\n${plain.hint}` : ''}`;
-			new Notice(text.replace(/`/g, ''), 10_000);
+			this.errorNotice(err);
 		}
+	}
+
+	/** Changed notes could not be sent for reindexing: say so once per run of failures (each save would repeat it). */
+	private changedNotesFailed(err: unknown, paths: string[]): void {
+		console.warn(`vask: could not queue ${paths.length} changed note(s) for reindexing`, err);
+		if (this.reindexFailing) return;
+		this.reindexFailing = true;
+		this.errorNotice(err, `could not send ${paths.length} changed note(s) for reindexing.`, 'Once that is fixed, run "Vask: Reindex vault" to index them.');
+	}
+
+	private errorNotice(err: unknown, what = '', after = ''): void {
+		const plain = describeError(err, this.errorContext());
+		const lines = [`vask: ${what ? `${what} ` : ''}${plain.message}`, plain.hint, after].filter((l) => l !== '');
+		new Notice(lines.join('\n').replace(/`/g, ''), 10_000);
 	}
 
 	openStatusModal(): void {

@@ -51,6 +51,13 @@ async def test_bad_vault_content_is_reported_and_the_rest_is_indexed(
         assert "permission denied" in reasons["Bad/locked.md"]
         assert "outside the vault" in reasons["Bad/secret.md"]
         assert "outside the vault" in reasons["Bad/outside-folder"]
+        # the same words as `vask index`: "failed" could not be read, "skipped" was left out on purpose
+        words = {item["path"]: word for word in ("failed", "skipped") for item in status[word]}
+        assert words["Bad/locked.md"] == "failed"
+        for path in ("Bad/huge.md", "Bad/binary.md", "Bad/vanishing.md", "Bad/secret.md", "Bad/outside-folder"):
+            assert words[path] == "skipped", path
+        event = api.live.snapshot()
+        assert (event["failed"], event["skipped"]) == (len(status["failed"]), len(status["skipped"]))
         warnings = "\n".join(status["last_report"]["warnings"])
         assert "Bad/latin1.md: invalid UTF-8" in warnings
         # each problem once
@@ -83,4 +90,4 @@ def test_the_scan_never_follows_a_symlink_out_of_the_vault(tmp_path):
     (root / "loop").symlink_to(root, target_is_directory=True)
     scan = Vault(root).scan()
     assert list(scan.notes) == ["inside.md"]
-    assert "out" in scan.problems
+    assert "out" in scan.skipped and not scan.problems  # left out on purpose: "skipped", not "failed"

@@ -49,6 +49,8 @@ def test_only_loopback_unless_explicitly_allowed(tmp_path):
 async def test_no_parameter_reaches_outside_the_vault(fake_ollama, vault, settings_for, tmp_path):
     (tmp_path / "private.md").write_text("PRIVATE-OUTSIDE-TEXT\n")
     (vault / "escape.md").symlink_to(tmp_path / "private.md")
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    (vault / ".obsidian" / "plugin notes.md").write_text("# Not a note of the vault\n")
     async with running_app(settings_for(vault)) as api:
         for bad in [
             "../private.md",
@@ -59,13 +61,19 @@ async def test_no_parameter_reaches_outside_the_vault(fake_ollama, vault, settin
             "C:/Windows/win.ini",
         ]:
             related = await api.get("/v1/related", params={"path": bad})
-            assert related.status in (400, 404), bad
+            assert related.status == 400, bad
+            assert (await related.json())["error"]["code"] == "bad_request", bad
             ask = await api.post("/v1/ask", {"question": "what is here?", "current_note": bad})
             assert ask.status == 400, bad
             reindex = await api.post("/v1/reindex", {"paths": [bad]})
             assert reindex.status == 400, bad
             search = await api.post("/v1/search", {"query": "private", "filters": {"paths": [bad]}})
             assert search.status == 200 and (await search.json())["hits"] == []
+        # a path inside the vault that is not in the index is a different answer: 404, not refused
+        for unindexed in ["Nowhere/Missing.md", ".obsidian/plugin notes.md"]:
+            missing = await api.get("/v1/related", params={"path": unindexed})
+            assert missing.status == 404, unindexed
+            assert (await missing.json())["error"]["code"] == "not_found", unindexed
         everything = await api.search("PRIVATE-OUTSIDE-TEXT", top_k=20)
         assert all("PRIVATE-OUTSIDE-TEXT" not in hit["text"] for hit in everything["hits"])
 

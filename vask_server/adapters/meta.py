@@ -18,21 +18,28 @@ log = logging.getLogger(__name__)
 
 META_FILE = "index.json"
 
-# The vectors' storage format is part of a table's name, so that an index written in an older format
-# is rebuilt beside it, not mixed into it. "f16": 16-bit floats; names without it hold 32-bit ones.
+# The tables' format is part of their name, so that an index written in an older format is rebuilt
+# beside it, not mixed into it: "f16", vectors stored as 16-bit floats (names without it hold 32-bit
+# ones); "d1", chunks carry the dates they were written (core/dates.py).
 _VECTOR_FORMAT = "f16"
+_ROW_FORMAT = "d1"
 
 
 def table_suffix(model: str, dimension: int) -> str:
     """The name of the tables that hold this model's index: one pair per model, dimension, document
-    instruction and vector format."""
-    return f"{legacy_table_suffix(model, dimension)}_{_VECTOR_FORMAT}"
+    instruction and table format."""
+    return f"{_model_suffix(model, dimension)}_{_VECTOR_FORMAT}_{_ROW_FORMAT}"
 
 
-def legacy_table_suffix(model: str, dimension: int) -> str:
-    """The name the same index had when vectors were stored as 32-bit floats. Its vectors are the
-    same model's, made the same way: a sync copies them into the new tables instead of asking the
-    model again."""
+def reusable_suffixes(model: str, dimension: int) -> tuple[str, ...]:
+    """The names the same model's index had in earlier formats (32-bit vectors; no dates). Their
+    vectors are the same model's, made the same way: a sync copies them into the new tables instead
+    of asking the model again."""
+    base = _model_suffix(model, dimension)
+    return (f"{base}_{_VECTOR_FORMAT}", base)
+
+
+def _model_suffix(model: str, dimension: int) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
     document_prompt = prompts_for(model).document
     if document_prompt:

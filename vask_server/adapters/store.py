@@ -14,6 +14,7 @@ import ctypes.util
 import logging
 import os
 import time
+import warnings
 from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -24,13 +25,21 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree, IvfSq
+from lancedb.query import MatchQuery
 
+from vask_server.adapters.folders import ensure_index_dir
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.retrieve import sql_string
+from vask_server.errors import IndexBroken
 
 log = logging.getLogger(__name__)
 
 _IN_LIST_BATCH = 256
+
+KEYWORD_SEARCH = "keyword search"
+UNDROPPED_TABLES = "undropped_tables"  # index.json: {table name: why it could not be removed}
+REMOVE_OLD_INDEX = "removing an old index"
+_KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
 
 # Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
 # two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of int8 scalar-
@@ -97,6 +106,12 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("text", pa.string()),
             pa.field("search_text", pa.string()),  # title, aliases, heading path and text: for full-text
             pa.field("tags", pa.list_(pa.string())),
+            # When the passage was written (core/dates.py): the first and last day it covers, and
+            # where that was read ("daily-note", "frontmatter:created", "heading", …, "file-time").
+            pa.field("date", pa.date32()),
+            pa.field("date_end", pa.date32()),
+            pa.field("date_source", pa.string()),
+            pa.field("modified", pa.date32()),  # the note's: frontmatter `modified`/`updated`, else the file's
             pa.field("vector", pa.list_(VECTOR_VALUE_TYPE, dimension)),
         ]
     )
@@ -141,6 +156,7 @@ class Store:
         self.index_dir = index_dir
         self._db = db
         self._tables: dict[str, lancedb.AsyncTable] = {}
+        self._columns: dict[str, frozenset[str]] = {}  # each open table's column names
         self._fts_ready: set[str] = set()
         self._vector_indexed: set[str] = set()  # chunk tables that have an ANN index on `vector`
         self._vector_task: asyncio.Task[None] | None = None
@@ -148,10 +164,11 @@ class Store:
         # Goes up after every write of this process: with index.json's last_sync (whole seconds, and
         # the only sign of another process's writes), what tells a cache of stored data it is stale.
         self.writes = 0
+        self._problems: dict[str, dict[str, str]] = {}  # by operation: the last failure, until it succeeds
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
-        index_dir.mkdir(parents=True, exist_ok=True)
+        ensure_index_dir(index_dir)
         if "MALLOC_ARENA_MAX" not in os.environ:  # the user's own setting wins
             limit_malloc_arenas()
         db = await lancedb.connect_async(str(index_dir / "lancedb"))
@@ -164,6 +181,27 @@ class Store:
 
     def write_meta(self, meta: IndexMeta) -> None:
         write_meta(self.index_dir, meta)
+
+    # -- problems a user must act on --------------------------------------------------------------
+
+    def problems(self) -> list[dict[str, str]]:
+        """Failures of the index itself, each with `operation`, `message`, `hint` (and `at`): what
+        `vask status` and `/v1/status` show. Old tables that could not be removed are kept in
+        `index.json`, so every process sees them until a sync removes them."""
+        found = [dict(problem) for problem in self._problems.values()]
+        for name, reason in sorted(self.read_meta().extra.get(UNDROPPED_TABLES, {}).items()):
+            hint = (
+                f"The next sync tries again; or, with vask stopped, delete {self.index_dir / 'lancedb' / name}.lance."
+            )
+            found.append({"operation": REMOVE_OLD_INDEX, "message": f"could not remove {name}: {reason}", "hint": hint})
+        return found
+
+    def _broken(self, operation: str, exc: Exception, hint: str) -> IndexBroken:
+        detail = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+        message = f"The {operation} of the index failed ({detail})"
+        log.warning("%s. %s", message, hint)
+        self._problems[operation] = {"operation": operation, "message": message, "hint": hint, "at": now_iso()}
+        return IndexBroken(message, hint)
 
     # -- tables -----------------------------------------------------------------------------------
 
@@ -179,7 +217,18 @@ class Store:
             else:
                 table = await self._db.create_table(name, schema=schema, exist_ok=True)
             self._tables[name] = table
+            self._columns[name] = frozenset((await table.schema()).names)
         return table
+
+    async def has_dates(self, suffix: str, dimension: int) -> bool:
+        """Whether this chunks table records dates (tables of an earlier format do not, until a sync
+        has copied them into the current one)."""
+        await self.chunks(suffix, dimension)
+        return "date" in self._columns.get(f"chunks_{suffix}", frozenset())
+
+    def _hit_columns(self, suffix: str) -> list[str]:
+        columns = self._columns.get(f"chunks_{suffix}", frozenset())
+        return [c for c in _HIT_COLUMNS if c in columns or c not in _DATE_COLUMNS]
 
     async def chunks(self, suffix: str, dimension: int) -> lancedb.AsyncTable:
         return await self._table(f"chunks_{suffix}", chunk_schema(dimension))
@@ -187,16 +236,23 @@ class Store:
     async def notes(self, suffix: str) -> lancedb.AsyncTable:
         return await self._table(f"notes_{suffix}", NOTE_SCHEMA)
 
-    async def drop(self, suffix: str) -> None:
+    async def drop(self, suffix: str) -> dict[str, str]:
+        """Removes both tables of an index. Returns those still there afterwards, with why (a table
+        that was already gone is not a failure)."""
+        failed: dict[str, str] = {}
         for name in (f"chunks_{suffix}", f"notes_{suffix}"):
             self._tables.pop(name, None)
             self._fts_ready.discard(name)
             self._vector_indexed.discard(name)
             try:
                 await self._db.drop_table(name)
-            except Exception as exc:  # already gone is fine
-                log.debug("drop %s: %s", name, exc)
+            except Exception as exc:
+                existing = await self._db.list_tables()
+                if name in (set(existing.tables) if hasattr(existing, "tables") else set(existing)):
+                    log.warning("could not remove the old table %s: %s", name, exc)
+                    failed[name] = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
         self.writes += 1
+        return failed
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -329,15 +385,22 @@ class Store:
             finally:
                 self.writes += 1
 
-    async def ensure_fts(self, suffix: str, dimension: int) -> None:
+    async def ensure_fts(self, suffix: str, dimension: int, *, rebuild: bool = False) -> None:
+        """Creates the full-text and B-tree indexes a table lacks. `rebuild`: the full-text index is
+        made again from the rows (`vask index --full`: what repairs one whose files are damaged)."""
         name = f"chunks_{suffix}"
-        if name in self._fts_ready:
+        if name in self._fts_ready and not rebuild:
             return
         table = await self.chunks(suffix, dimension)
         indices = await table.list_indices()
         if await table.count_rows() == 0:
             return
-        if not any("search_text" in index.columns for index in indices):
+        full_text = [index for index in indices if "search_text" in index.columns]
+        if rebuild:
+            for index in full_text:
+                await table.drop_index(index.name)
+            self._problems.pop(KEYWORD_SEARCH, None)
+        if rebuild or not full_text:
             await table.create_index("search_text", config=FTS(with_position=False))
         # B-tree indexes on the columns every edit filters by (path: deletes, per-note searches;
         # hash: vector reuse). At 100,000 chunks a one-note filtered search went from 89 ms to 4 ms,
@@ -372,7 +435,7 @@ class Store:
         release_memory()
         log.info("vector index of %s ready in %.1f s", name, time.perf_counter() - started)
 
-    async def forget_tables(self) -> None:
+    async def forget_tables(self) -> None:  # (column names stay: a table's schema does not change)
         """Reconnects, dropping open table handles and the database's caches of them: after a large
         sync they hold metadata of every version it wrote (~30 MB after a 10,000-note build). Tables
         reopen on next use; operations in flight keep the handles they have."""
@@ -383,6 +446,24 @@ class Store:
         """Until a vector index being built is ready (for `vask index`, which exits afterwards)."""
         if self._vector_task is not None:
             await asyncio.gather(self._vector_task, return_exceptions=True)
+
+    async def purge(self, suffix: str, dimension: int) -> None:
+        """After excluded notes were deleted: rebuilds the full-text (and vector) index without them
+        and drops every older version of both tables, so no version kept on disk still holds them.
+        (Searches in flight on an older version may fail once; exclusions change rarely.)"""
+        name = f"chunks_{suffix}"
+        async with self._writing():
+            chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
+            if await chunks.count_rows():
+                indices = await chunks.list_indices()
+                if any("search_text" in index.columns for index in indices):
+                    await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
+                if name in self._vector_indexed:
+                    await chunks.create_index("vector", config=IvfSq(distance_type="cosine"), replace=True)  # type: ignore[arg-type]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
+                for table in (chunks, notes):
+                    await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     async def compact(self, suffix: str, dimension: int, *, keep: timedelta = timedelta(seconds=10)) -> None:
         """Merges small fragments, brings indexes up to date and prunes old versions."""
@@ -410,7 +491,8 @@ class Store:
             query = query.where(where).bypass_vector_index()
         elif f"chunks_{suffix}" in self._vector_indexed:
             query = query.nprobes(_ANN_NPROBES).refine_factor(_ANN_REFINE)
-        result = await query.select([*_HIT_COLUMNS, "_distance", *(["vector"] if with_vectors else [])]).to_arrow()
+        columns = [*self._hit_columns(suffix), "_distance", *(["vector"] if with_vectors else [])]
+        result = await query.select(columns).to_arrow()
         rows = _rows_with_vectors(result)
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
@@ -426,23 +508,34 @@ class Store:
         *,
         with_vectors: bool = False,
     ) -> list[dict[str, Any]]:
-        await self.ensure_fts(suffix, dimension)
-        if f"chunks_{suffix}" not in self._fts_ready:
-            return []
-        table = await self.chunks(suffix, dimension)
-        query = table.query().nearest_to_text(text).limit(limit)
-        if where:
-            query = query.where(where)
+        """BM25 matches of the query's words. The query is a MatchQuery: its text is only ever words,
+        never query syntax (quotes, `AND`, `:`, `*`... are just characters), so nothing a user types
+        is an error here. A failure is the index's, raised as IndexBroken and shown in the status."""
         try:
-            columns = [*_HIT_COLUMNS, "_score", *(["vector"] if with_vectors else [])]
+            await self.ensure_fts(suffix, dimension)
+            if f"chunks_{suffix}" not in self._fts_ready:
+                return []  # an empty table: nothing to match
+            table = await self.chunks(suffix, dimension)
+            # (its defaults are pydantic fields, which mypy reads as required arguments)
+            words = MatchQuery(text, "search_text")  # type: ignore[call-arg]
+            query = table.query().nearest_to_text(words).limit(limit)
+            if where:
+                query = query.where(where)
+            columns = [*self._hit_columns(suffix), "_score", *(["vector"] if with_vectors else [])]
             result = await query.select(columns).to_arrow()
-        except Exception as exc:  # a query the FTS parser rejects is "no keyword hits", not a crash
-            log.debug("full-text query %r failed: %s", text, exc)
-            return []
+        except Exception as exc:
+            raise self._broken(KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
+        self._problems.pop(KEYWORD_SEARCH, None)
         rows = _rows_with_vectors(result)
         for row in rows:
             row["score"] = float(row.pop("_score"))
         return rows
+
+    async def check_keyword_search(self, suffix: str, dimension: int) -> None:
+        """One keyword query of one row, so that a status shows a broken keyword index before a
+        search runs into it (recorded in `problems`, or cleared)."""
+        with contextlib.suppress(IndexBroken):
+            await self.text_search(suffix, dimension, "vask", 1)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array, dimension: int | None = None) -> np.ndarray:
@@ -467,7 +560,9 @@ def _rows_with_vectors(result: pa.Table) -> list[dict[str, Any]]:
     return rows
 
 
+_DATE_COLUMNS = ("date", "date_end", "date_source")
 _HIT_COLUMNS = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "kind", "text", "tags"]
+_HIT_COLUMNS.extend(_DATE_COLUMNS)
 
 
 def now_iso() -> str:

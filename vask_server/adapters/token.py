@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+from vask_server.adapters.folders import ensure_index_dir
+
 TOKEN_FILE = "token"
 
 
@@ -24,11 +26,11 @@ def read_token(index_dir: Path) -> str | None:
 
 def ensure_token(index_dir: Path) -> str:
     """Returns the stored token, creating it (readable by this user only) on first use."""
+    ensure_index_dir(index_dir)
     existing = read_token(index_dir)
     if existing:
         os.chmod(token_path(index_dir), 0o600)
         return existing
-    index_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     path = token_path(index_dir)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -17,7 +17,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from vask_server.adapters.vault import is_note_path
+from vask_server.adapters.vault import SETTINGS_FILES, is_note_path
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,10 @@ class _Bridge(FileSystemEventHandler):
             relative = self._relative(raw)
             if relative is not None and is_note_path(relative):
                 self.loop.call_soon_threadsafe(self.emit, relative)
+            elif relative in SETTINGS_FILES:
+                # Obsidian's settings that decide what is indexed (Excluded files) and how notes are
+                # dated (Daily notes, Periodic Notes): a full sync reads them anew
+                self.loop.call_soon_threadsafe(self.emit, RESCAN)
 
 
 def _hidden(relative: str) -> bool:

@@ -85,7 +85,7 @@ def _sections(note: Note) -> list[_Section]:
             while stack and stack[-1][0] >= heading.level:
                 stack.pop()
             stack.append((heading.level, heading.text))
-            path = [t for _, t in stack]
+            path = [t for _, t in stack if t]  # an empty heading (`#` alone) names nothing
             if path and path[0].casefold() == note.title.casefold():
                 path = path[1:]  # "# Title" atop a note titled "Title" repeats the title
             current = _Section((note.title, *path), heading.text, [])

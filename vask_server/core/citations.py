@@ -73,5 +73,17 @@ def sources_block(hits: Sequence[Hit]) -> str:
     """The deterministic block printed after an answer: Obsidian links that resolve to real notes."""
     lines = ["Sources:"]
     for hit in unique_sources(hits):
-        lines.append(f"  [[{hit.link}]]  (lines {hit.line_start}-{hit.line_end}, score {hit.score:.2f})")
+        when = f"{written_on(hit)}, " if hit.date else ""
+        lines.append(f"  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end}, score {hit.score:.2f})")
     return "\n".join(lines)
+
+
+def written_on(hit: Hit) -> str:
+    """ "2026-02-14", "2026-02-12 – 2026-02-22" for a span, marked "file date" when only the file's
+    time says so."""
+    if hit.date is None:
+        return ""
+    text = hit.date.isoformat()
+    if hit.date_end is not None and hit.date_end != hit.date:
+        text = f"{text} – {hit.date_end.isoformat()}"
+    return f"{text} (file date)" if hit.date_source == "file-time" else text

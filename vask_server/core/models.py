@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,11 @@ class Hit:
     text: str
     tags: tuple[str, ...] = ()
     similarity: float | None = None  # cosine to the question, when known
+    # When the passage was written (core/dates.py): one day, or the span of a weekly note or of a
+    # chunk that holds two dated sections. None only in an index built before dates were read.
+    date: datetime.date | None = None
+    date_end: datetime.date | None = None
+    date_source: str | None = None
 
     @property
     def link(self) -> str:
@@ -97,5 +103,8 @@ class Hit:
             score=round(self.score, 4),
             similarity=None if self.similarity is None else round(self.similarity, 4),
             link=self.link,
+            date=self.date.isoformat() if self.date else None,
+            date_end=self.date_end.isoformat() if self.date_end else None,
+            date_source=self.date_source,
         )
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -26,7 +26,8 @@ LINE_TABLE = "table"
 LINE_META = "meta"  # frontmatter
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# CommonMark: `#` alone, `# ` and `## ##` are (empty) headings too. (`??`: a closing `#`s is tried first.)
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
 _CALLOUT_RE = re.compile(r"^((?:\s*>)+)\s*\[!([\w-]+)\][+-]?\s*(.*)$")
 _QUOTE_RE = re.compile(r"^(?:\s*>)+\s?")
 _BLOCK_ID_RE = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
@@ -49,6 +50,7 @@ class _State:
     in_html_comment: bool = False
     links: list[Link] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    heading: Heading | None = None  # set by `_clean_line` for a heading line
 
 
 def normalize_tag(tag: str) -> str:
@@ -77,11 +79,9 @@ def parse_note(path: str, raw: str, resolver: LinkResolver | None = None) -> Not
             kinds.append(LINE_META)
             continue
         clean, kind = _clean_line(line, path, resolver, state)
-        if kind == LINE_HEADING:
-            match = _HEADING_RE.match(clean)
-            assert match is not None
-            heading_text = match.group(2).strip()
-            headings.append(Heading(len(match.group(1)), heading_text, number))
+        if state.heading is not None:
+            headings.append(replace(state.heading, line=number))
+            state.heading = None
         lines.append(clean)
         kinds.append(kind)
 
@@ -105,6 +105,27 @@ def parse_note(path: str, raw: str, resolver: LinkResolver | None = None) -> Not
     )
 
 
+def plain_note(path: str, raw: str, warning: str) -> Note:
+    """The note as plain lines, without frontmatter, headings, links or tags: what is indexed when
+    `parse_note` fails on it, so that a parser bug costs the note its structure, not its text."""
+    text = normalize_newlines(raw)
+    lines = text.split("\n") if text else []
+    if lines and lines[-1] == "" and text.endswith("\n"):
+        lines.pop()
+    return Note(
+        path=path,
+        title=note_name(path),
+        aliases=(),
+        tags=(),
+        links=(),
+        headings=(),
+        lines=tuple(lines),
+        kinds=tuple(LINE_TEXT if line.strip() else LINE_BLANK for line in lines),
+        body_start=1,
+        warnings=(warning,),
+    )
+
+
 def _split_frontmatter(lines: list[str], path: str, warnings: list[str]) -> tuple[dict[str, Any], int]:
     """Returns (frontmatter, first body line). Invalid YAML warns and keeps the body."""
     if not lines or lines[0].strip() != "---":
@@ -122,12 +143,64 @@ def _split_frontmatter(lines: list[str], path: str, warnings: list[str]) -> tupl
         loaded = YAMLHandler().load(block)
     except yaml.YAMLError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        warnings.append(f"{path}: invalid YAML frontmatter ({reason}); indexed the body without it")
-        return {}, body_start
+        lenient = _lenient_frontmatter(lines[1:index])
+        if not lenient:
+            warnings.append(f"{path}: invalid YAML frontmatter ({reason}); indexed the body without it")
+            return {}, body_start
+        kept = ", ".join(lenient)
+        warnings.append(f"{path}: invalid YAML frontmatter ({reason}); read it line by line instead, keeping {kept}")
+        return lenient, body_start
     if not isinstance(loaded, dict):
         warnings.append(f"{path}: frontmatter is not a mapping; indexed the body without it")
         return {}, body_start
     return {str(k): v for k, v in loaded.items()}, body_start
+
+
+_FRONT_KEY_RE = re.compile(r"^([^\s#-][^:]*?)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
+_FRONT_ITEM_RE = re.compile(r"^[ \t]*-(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def _lenient_frontmatter(lines: list[str]) -> dict[str, Any]:
+    """What a line-by-line reading finds in frontmatter that strict YAML rejects but people write
+    (`- @name`, a quoted value with quotes inside, `key: value` followed by `- item`s): top-level
+    `key: value` pairs and `- item` lists under a key. Nested mappings are left out."""
+    found: dict[str, Any] = {}
+    key: str | None = None
+    for line in lines:
+        match = _FRONT_KEY_RE.match(line)
+        if match:
+            key = match.group(1).strip().strip("\"'")
+            found[key] = _lenient_scalar(match.group(2) or "")
+            continue
+        item = _FRONT_ITEM_RE.match(line)
+        if item and key is not None:
+            value = _lenient_scalar(item.group(1) or "")
+            if value is not None:
+                previous = found[key]
+                items = previous if isinstance(previous, list) else ([] if previous is None else [previous])
+                found[key] = [*items, value]
+        elif line[:1] in (" ", "\t") and ":" in line:
+            key = None  # a nested mapping: its items are not the top-level key's
+    return {k: v for k, v in found.items() if k and v is not None}
+
+
+def _lenient_scalar(text: str) -> Any:
+    """One value as YAML reads it alone (quotes, `[a, b]`, dates), else as the text written."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        pass
+    else:
+        if not isinstance(value, dict):  # (`a: b` as a value is text, not a mapping)
+            return value
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    if text.startswith("["):  # an unclosed flow list, `[a, b`
+        return [part.strip() for part in text.strip("[]").split(",") if part.strip()]
+    return text
 
 
 def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _State) -> tuple[str, str]:
@@ -146,7 +219,15 @@ def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _Sta
         return "", LINE_BLANK
     heading = _HEADING_RE.match(without_comments)
     if heading:
-        return _render_inline(without_comments, path, resolver, state, collect_tags=False), LINE_HEADING
+        # Level and text come from the line as written, not from its rendering: that can be empty
+        # (`# ![](x.png)`), and `# ` rendered is `#`, which is no heading line.
+        if not heading.group(2):
+            state.heading = Heading(len(heading.group(1)), "", 0)
+            return without_comments.rstrip(), LINE_HEADING
+        start, end = heading.span(2)
+        text = _render_inline(heading.group(2), path, resolver, state, collect_tags=False)
+        state.heading = Heading(len(heading.group(1)), text.strip(), 0)
+        return (without_comments[:start] + text + without_comments[end:]).rstrip(), LINE_HEADING
     callout = _CALLOUT_RE.match(without_comments)
     if callout:
         kind = callout.group(2).replace("-", " ").capitalize()

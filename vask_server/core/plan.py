@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.dates import DateOptions
 from vask_server.core.models import Chunk
 
 CHUNKER_VERSION = 3  # bump when chunks come out differently: every note is re-chunked
@@ -18,11 +19,23 @@ class IndexOptions:
     chunking: ChunkOptions = field(default_factory=ChunkOptions)
     max_note_bytes: int = 2_000_000
     note_records: bool = True  # one extra record per note: title, aliases, tags, headings, opening
+    dates: DateOptions = field(default_factory=DateOptions)  # how notes are dated (the vault's own settings)
+    # What is never indexed (core/exclude.py). Not in the fingerprint: a change of the rules adds or
+    # removes notes, it does not change how the others are chunked.
+    exclude: tuple[str, ...] = ()
+    obsidian_excluded: bool = True
 
     def fingerprint(self) -> str:
-        """Changes whenever chunks would come out differently: then every note is re-chunked."""
+        """Changes whenever chunks, or their dates, would come out differently: then every note is
+        re-chunked."""
         return json.dumps(
-            {"v": CHUNKER_VERSION, "note_records": self.note_records, **asdict(self.chunking)}, sort_keys=True
+            {
+                "v": CHUNKER_VERSION,
+                "note_records": self.note_records,
+                **asdict(self.chunking),
+                "dates": self.dates.fingerprint(),
+            },
+            sort_keys=True,
         )
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from vask_server.core.models import Hit
+from vask_server.core.timeexpr import TimeRange, describe_range
 from vask_server.core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions using only the user's own notes, given below as sources."""
@@ -44,7 +46,18 @@ def format_sources(hits: Sequence[Hit]) -> str:
 def _source_block(hit: Hit) -> str:
     section = hit.heading.split(" > ", 1)[1] if " > " in hit.heading else ""
     where = f"\n(section: {section})" if section else ""
-    return f"Source: {hit.title}{where}\n{hit.text.strip()}"
+    return f"Source: {hit.title}{where}{_written(hit)}\n{hit.text.strip()}"
+
+
+def _written(hit: Hit) -> str:
+    """When the passage was written, so that "when did I…" can be answered (and a date the file's
+    time alone gives is said to be uncertain)."""
+    if hit.date is None:
+        return ""
+    when = hit.date.isoformat()
+    if hit.date_end is not None and hit.date_end != hit.date:
+        when = f"{when} to {hit.date_end.isoformat()}"
+    return f"\n(written: {when}{', going by the file date' if hit.date_source == 'file-time' else ''})"
 
 
 # Room left for the answer in the context window; sources that would eat into it are dropped.
@@ -67,6 +80,8 @@ def fit_prompt(
     current_note: str | None = None,
     *,
     context_tokens: int | None = None,
+    today: date | None = None,
+    time_range: TimeRange | None = None,
 ) -> Prompt:
     """Rules and sources in the system message, then recent turns, then the question alone,
     fitted into `context_tokens` with ANSWER_TOKENS to spare.
@@ -76,6 +91,7 @@ def fit_prompt(
     turns, until the estimate fits; the best source always stays. (The estimate counts subword
     tokens the way the chunker does: on the high side for chat models' larger vocabularies.)"""
     kept = list(hits)
+    context = _context(current_note, today, time_range)
     turns = [
         {"role": t["role"], "content": t["content"]}
         for t in history[-_HISTORY_TURNS:]
@@ -85,7 +101,7 @@ def fit_prompt(
         # Each part is counted once: tokens never span the whitespace between parts, so the
         # prompt's count is the sum of theirs (re-counting the whole prompt after each dropped
         # passage took 0.1 s for 50 passages).
-        room = context_tokens - ANSWER_TOKENS - _estimate(_messages(question, [], [], current_note))
+        room = context_tokens - ANSWER_TOKENS - _estimate(_messages(question, [], [], context))
         # (a separator between each two sources, none after the last)
         separator = count_tokens(_SOURCE_SEPARATOR)
         sources = [count_tokens(_source_block(hit)) + separator for hit in kept]
@@ -100,14 +116,26 @@ def fit_prompt(
         while turns and over():
             turns.pop(0)  # then the oldest turns; one source and the question always go
             history_cost.pop(0)
-    return Prompt(_messages(question, kept, turns, current_note), kept, len(hits) - len(kept))
+    return Prompt(_messages(question, kept, turns, context), kept, len(hits) - len(kept))
+
+
+def _context(current_note: str | None, today: date | None, time_range: TimeRange | None) -> str:
+    """What the model should know beside the sources: the note in view, today's date, the period asked."""
+    lines = []
+    if today is not None:
+        lines.append(f"Today is {today.strftime('%A')} {today.isoformat()}.")
+    if time_range is not None:
+        period = describe_range(time_range).replace("Notes ", "", 1)
+        lines.append(f"The user asks about what they wrote {period}; the sources are from that time.")
+    if current_note:
+        lines.append(f"The user is looking at the note {current_note}.")
+    return "".join(f"\n\n{line}" for line in lines)
 
 
 def _messages(
-    question: str, hits: Sequence[Hit], turns: Sequence[dict[str, str]], current_note: str | None
+    question: str, hits: Sequence[Hit], turns: Sequence[dict[str, str]], context: str
 ) -> list[dict[str, str]]:
-    focus = f"\n\nThe user is looking at the note {current_note}." if current_note else ""
-    system = f"{SYSTEM_PROMPT}{focus}\n\nSources from the user's notes:\n\n{format_sources(hits)}\n\n---\n\n{RULES}"
+    system = f"{SYSTEM_PROMPT}{context}\n\nSources from the user's notes:\n\n{format_sources(hits)}\n\n---\n\n{RULES}"
     return [{"role": "system", "content": system}, *turns, {"role": "user", "content": question}]
 
 
@@ -115,10 +143,7 @@ def _estimate(messages: Sequence[dict[str, str]]) -> int:
     return sum(count_tokens(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
-def standalone_question(question: str, history: Sequence[dict[str, str]]) -> str:
-    """A follow-up like "and what about the budget?" is retrieved together with the previous
-    question, so retrieval sees what "it" refers to without another model call."""
+def previous_question(history: Sequence[dict[str, str]]) -> str | None:
+    """The last question the user asked before this one, if any."""
     previous = [t["content"] for t in history if t.get("role") == "user" and t.get("content")]
-    if not previous:
-        return question
-    return f"{previous[-1]}\n{question}"
+    return previous[-1] if previous else None

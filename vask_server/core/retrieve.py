@@ -6,6 +6,7 @@ import functools
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from vask_server.core.models import Hit
@@ -22,9 +23,16 @@ class Filters:
     exclude_folders: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    # Inclusive: a passage is kept when its date span overlaps [date_from, date_to].
+    date_from: date | None = None
+    date_to: date | None = None
 
     def is_empty(self) -> bool:
-        return not (self.folders or self.exclude_folders or self.tags or self.paths)
+        return not (self.folders or self.exclude_folders or self.tags or self.paths or self.date_from or self.date_to)
+
+    @property
+    def dated(self) -> bool:
+        return self.date_from is not None or self.date_to is not None
 
 
 def sql_string(value: str) -> str:
@@ -52,6 +60,11 @@ def filters_to_where(filters: Filters | None) -> str | None:
         clauses.append(f"array_has_any(tags, [{tags}])")
     if filters.paths:
         clauses.append(f"path IN ({', '.join(sql_string(p) for p in filters.paths)})")
+    # (date.isoformat() is digits and dashes only: nothing to escape)
+    if filters.date_from is not None:
+        clauses.append(f"date_end >= date '{filters.date_from.isoformat()}'")
+    if filters.date_to is not None:
+        clauses.append(f"date <= date '{filters.date_to.isoformat()}'")
     return " AND ".join(clauses)
 
 
@@ -158,6 +171,9 @@ def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = Non
         similarity=similarity,
         text=row.get("text") or "",
         tags=tuple(row.get("tags") or ()),
+        date=row.get("date"),
+        date_end=row.get("date_end"),
+        date_source=row.get("date_source"),
     )
 
 

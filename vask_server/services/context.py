@@ -60,11 +60,15 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
         await services.gateway.close()
 
 
-async def index_status(services: Services) -> dict[str, Any]:
-    """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`."""
+async def index_status(services: Services, *, check: bool = False) -> dict[str, Any]:
+    """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`.
+    `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
+    before a search meets it."""
     meta = services.store.read_meta()
     active = meta.active or {}
     notes = chunks = 0
+    if check and active:
+        await services.store.check_keyword_search(active["suffix"], int(active["dimension"]))
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
@@ -77,8 +81,9 @@ async def index_status(services: Services) -> dict[str, Any]:
                 skipped.append({"path": path, "reason": reason})
             else:
                 failed.append({"path": path, "reason": reason})
-    for path, reason in meta.extra.get("scan_problems", {}).items():
-        skipped.append({"path": path, "reason": reason})
+    # (the same word for the same file as the sync's report: `vask index` and this must agree)
+    failed.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_problems", {}).items())
+    skipped.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_skipped", {}).items())
     return {
         "vault": str(services.vault_root),
         "index_dir": str(services.index_dir),
@@ -89,6 +94,9 @@ async def index_status(services: Services) -> dict[str, Any]:
         "configured_model": services.settings.embed_model,
         "building": meta.building,
         "last_sync": meta.last_sync,
+        # notes kept out of the index, counted by the rule that excludes them (never their names)
+        "excluded": meta.extra.get("excluded", {}),
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
+        "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
     }

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ class EvalConfig:
     min_similarity: float
     top_k: int = RANK_DEPTH
     seed_index: bool = False  # search the temporary seed-style index instead of the real one
+    read_time: bool = True  # read the time a question names ("last month"), as ask and search do
 
 
 PRESETS: dict[str, EvalConfig] = {
@@ -52,6 +54,8 @@ PRESETS: dict[str, EvalConfig] = {
     ),
     "vector": EvalConfig("vector", RetrievalConfig(mode="vector", per_note=1), 0.25),
     "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid", per_note=1), 0.25),
+    # The same, with the time a question names left unread: what time questions got before dates.
+    "hybrid-no-time": EvalConfig("hybrid-no-time", RetrievalConfig(mode="hybrid", per_note=1), 0.25, read_time=False),
     "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True, per_note=1), 0.25),
     # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
     "hybrid-rrf": EvalConfig("hybrid-rrf", RetrievalConfig(mode="hybrid", fusion="rrf", per_note=1), 0.25),
@@ -64,6 +68,7 @@ PRESETS: dict[str, EvalConfig] = {
 }
 DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
 COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline")
+TIME_CONFIGS = ("hybrid", "hybrid-no-time")  # what `--compare` adds for a set of time questions
 
 
 def preset(name: str, min_similarity: float, decline_sigmas: float | None = None) -> EvalConfig:
@@ -85,15 +90,34 @@ async def evaluate(
     *,
     answerer: QAService | None = None,
     answer_top_k: int = 6,
+    today: date | None = None,
 ) -> list[Outcome]:
-    """Each question is searched as `vask ask` would, to a depth of ten distinct notes; with an
-    answerer, it is then asked as `vask ask` would ask it, with `answer_top_k` passages."""
+    """Each question is searched as `vask ask` would, to a depth of ten distinct notes, on the day it
+    says it is asked, else `today` (else the real today); with an answerer, it is then asked as
+    `vask ask` would ask it, with `answer_top_k` passages."""
     outcomes: list[Outcome] = []
     for question in questions:
-        result = await searcher.search(
-            question.question, top_k=config.top_k, min_similarity=config.min_similarity, config=config.retrieval
+        asked = question.asked_at or today or date.today()
+        result = await searcher.search_question(
+            question.question,
+            today=asked,
+            top_k=config.top_k,
+            min_similarity=config.min_similarity,
+            read_time=config.read_time,
+            config=config.retrieval,
         )
-        outcome = Outcome(question, tuple(distinct_notes(result.hits))[:RANK_DEPTH], result.declined)
+        first_hits: dict[str, tuple[date | None, date | None]] = {}
+        for hit in result.hits:
+            first_hits.setdefault(hit.path, (hit.date, hit.date_end))
+        returned = tuple(distinct_notes(result.hits))[:RANK_DEPTH]
+        understood = (result.time_range.start, result.time_range.end) if result.time_range else None
+        outcome = Outcome(
+            question,
+            returned,
+            result.declined,
+            dates=tuple(first_hits[path] for path in returned),
+            understood=understood,
+        )
         if answerer is not None:
             done = await answerer.complete(
                 AskRequest(
@@ -101,6 +125,8 @@ async def evaluate(
                     top_k=min(answer_top_k, config.top_k),  # the baseline's top-6 stays its own
                     min_similarity=config.min_similarity,
                     retrieval=config.retrieval,
+                    today=asked,
+                    read_time=config.read_time,
                 )
             )
             answer = str(done.get("answer", ""))

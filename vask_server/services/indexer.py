@@ -13,23 +13,28 @@ import json
 import logging
 import posixpath
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date, datetime
 
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.meta import legacy_table_suffix, table_suffix
+from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import NoteRecord, Store, chunk_schema, now_iso, release_memory
+from vask_server.adapters.store import UNDROPPED_TABLES, NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
+from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
+from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
-from vask_server.core.parse import parse_note
+from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
+from vask_server.services.options import excluder_for, with_vault_dates
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,7 @@ class SyncReport:
     chunks_removed: int = 0  # rows of deleted notes
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)  # notes left out, by rule (never their paths)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     model: str = ""
@@ -57,8 +63,9 @@ class SyncReport:
         return (
             f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
             f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
-            f"{self.chunks_removed} removed; {len(self.failed) + len(self.skipped)} failed or skipped; "
-            f"{self.seconds:.2f} s"
+            f"{self.chunks_removed} removed; {len(self.failed)} failed, {len(self.skipped)} skipped; "
+            + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
+            + f"{self.seconds:.2f} s"
         )
 
 
@@ -71,7 +78,10 @@ class _Prepared:
     stamp: FileStat
     note: Note | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    dates: list[DateSpan] = field(default_factory=list)  # one per chunk
+    modified: date | None = None
     content_hash: str = ""
+    was_indexed: bool = False  # (for a note that opted out: it has rows to remove)
     status: str = "ok"
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -92,6 +102,8 @@ class Indexer:
         self.embedder = embedder
         self.options = options
         self._writes_since_compact = 0
+        self._purge = False  # excluded notes were removed since the last purge
+        self._opted_out: set[str] = set()  # notes found opted out during this sync
         self._lock = asyncio.Lock()
 
     async def target(self) -> tuple[str, int]:
@@ -111,9 +123,15 @@ class Indexer:
 
     async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
         started = time.perf_counter()
+        self.options = await asyncio.to_thread(with_vault_dates, self.options, self.vault)
+        excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
+        for problem in excluder.problems:
+            log.warning("exclusion rule not used: %s", problem)
+        if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
+            only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         scan: VaultScan | None = None
         if only is None and not force:
-            scan = await asyncio.to_thread(self.vault.scan)
+            scan = await asyncio.to_thread(self.vault.scan, excluder)
             unchanged = await self._unchanged_since_last_sync(scan, started)
             if unchanged is not None:
                 return unchanged
@@ -128,16 +146,20 @@ class Indexer:
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
-        # The same model's index from before 16-bit vectors: its vectors are copied, not made again.
+        # The same model's index in an earlier table format: its vectors are copied, not made again.
         reuse = None
         previous_suffix = meta.active.get("suffix") if meta.active else None
-        if switching and previous_suffix == legacy_table_suffix(self.embedder.model, dimension):
+        if switching and previous_suffix in reusable_suffixes(self.embedder.model, dimension):
             reuse = str(previous_suffix)
-            log.info("copying the vectors of the %s index into 16-bit tables", self.embedder.model)
+            log.info("copying the vectors of the %s index into tables of the current format", self.embedder.model)
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
-            scan = await asyncio.to_thread(self.vault.scan)
+            scan = await asyncio.to_thread(self.vault.scan, excluder)
+        for rule in scan.excluded.values():
+            report.excluded[rule] = report.excluded.get(rule, 0) + 1
+        if only is not None and any(path in scan.excluded for path in only):
+            only = None  # a note moved into an excluded folder: the notes linking to it are redone too
         manifest = await self.store.manifest(suffix, only)  # a targeted sync reads only its notes' rows
         on_disk = scan.notes
         indexed = manifest
@@ -145,13 +167,18 @@ class Indexer:
             on_disk = {p: s for p, s in scan.notes.items() if p in only}
             indexed = {p: r for p, r in manifest.items() if p in only}
         plan = plan_scan(on_disk, indexed, force=rechunk and only is None)
+        # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
+        # a note now excluded are redone, so no row keeps even its path.
+        newly_excluded = {path for path in plan.deleted if path in scan.excluded}
+        linkers = _linking_to(manifest, newly_excluded) - set(plan.changed) - set(plan.deleted)
+        if linkers:
+            plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
         report.scanned = len(on_disk)
         report.unchanged = plan.unchanged
-        for path, reason in scan.problems.items():
-            if only is None or path in only:
-                report.failed.append((path, reason))
+        report.failed.extend((p, r) for p, r in scan.problems.items() if only is None or p in only)
+        report.skipped.extend((p, r) for p, r in scan.skipped.items() if only is None or p in only)
 
-        resolver = LinkResolver(scan.all_files)
+        resolver = LinkResolver([path for path in scan.all_files if path not in scan.excluded])
         total = len(plan.changed)
         if total or plan.deleted or switching:
             clear_snapshot(self.store.index_dir)
@@ -188,6 +215,19 @@ class Indexer:
             if upcoming is not None and not upcoming.done():
                 upcoming.cancel()
 
+        if self._opted_out:
+            # Notes that opted out in their frontmatter (found only by reading them): the notes linking
+            # to them are redone without the link's target, as for the excluded above.
+            everything = manifest if only is None else await self.store.manifest(suffix)
+            redo = sorted(_linking_to(everything, self._opted_out) - self._opted_out)
+            if redo:
+                hidden = set(scan.excluded) | self._opted_out
+                quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
+                prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, everything, quiet)
+                await self._write_batch(suffix, dimension, prepared, report, None, reuse)
+            self._opted_out = set()
+        if newly_excluded:
+            self._purge = True  # notes that became excluded: no version of the tables may keep them
         if plan.deleted:
             removed = sum(manifest[p].chunk_count for p in plan.deleted if p in manifest)
             await self.store.delete_notes(suffix, dimension, plan.deleted)
@@ -210,7 +250,11 @@ class Indexer:
         if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
-        await self.store.ensure_fts(suffix, dimension)
+        # `--full` also makes the keyword index again: what repairs one whose files are damaged
+        await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
+        if self._purge:
+            await self.store.purge(suffix, dimension)
+            self._purge = False
 
         meta = self.store.read_meta()
         previous = meta.active
@@ -223,12 +267,14 @@ class Indexer:
         meta.building = None
         meta.last_sync = now_iso()
         meta.extra["chunking"] = self.options.fingerprint()
-        if only is None:  # files the scan could not look at: not in any manifest, so kept here
-            meta.extra["scan_problems"] = dict(sorted(scan.problems.items()))
+        if only is None:
+            _remember_scan_problems(meta, scan)
+            meta.extra["excluded"] = dict(sorted(report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
-        if previous and previous.get("suffix") != suffix:
+        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != suffix else None
+        if previous and replaced:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
-            await self.store.drop(str(previous["suffix"]))
+        await self._remove_old_tables(meta, replaced, report)
         if only is None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
         if len(batches) > 1:
@@ -252,13 +298,36 @@ class Indexer:
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
         report.failed.extend(scan.problems.items())
-        problems = dict(sorted(scan.problems.items()))
-        if meta.extra.get("scan_problems", {}) != problems:
-            meta.extra["scan_problems"] = problems
+        report.skipped.extend(scan.skipped.items())
+        for rule in scan.excluded.values():
+            report.excluded[rule] = report.excluded.get(rule, 0) + 1
+        if _remember_scan_problems(meta, scan):
             self.store.write_meta(meta)
+        await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
         return report
+
+    async def _remove_old_tables(self, meta: IndexMeta, replaced: str | None, report: SyncReport) -> None:
+        """Drops the tables of the index this sync replaced, and those an earlier sync failed to
+        drop. Any that stay are warned about and kept in index.json (the status lists them), and
+        the next sync tries again: they hold a whole index's worth of disk."""
+        leftover: dict[str, str] = dict(meta.extra.get(UNDROPPED_TABLES, {}))
+        suffixes = {name.split("_", 1)[1] for name in leftover} | ({replaced} if replaced else set())
+        in_use = {(meta.active or {}).get("suffix"), (meta.building or {}).get("suffix")}
+        if not suffixes - in_use:
+            return
+        failed: dict[str, str] = {}
+        for suffix in sorted(suffixes - in_use):
+            failed.update(await self.store.drop(suffix))
+        for name, reason in sorted(failed.items()):
+            report.warnings.append(
+                f"could not remove the old index table {name} ({reason}); it takes disk space until it is, "
+                "and the next sync tries again"
+            )
+        if failed != leftover:
+            meta.extra[UNDROPPED_TABLES] = failed
+            self.store.write_meta(meta)
 
     def _prepare(
         self,
@@ -281,18 +350,41 @@ class Indexer:
             item.content_hash = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
             try:
                 note = parse_note(path, text, resolver)
-                item.note = note
-                item.warnings.extend(note.warnings)
-                item.chunks = chunk_note(note, self.options.chunking)
-                record = note_record(note) if self.options.note_records else None
-                if record is not None:
-                    item.chunks.append(record)
-            except Exception as exc:  # a parser bug must cost one note, not the whole sync
+                if opted_out(note.frontmatter):
+                    # Read only to see this: nothing of the note is kept, embedded or logged.
+                    item.status, item.reason = "excluded", opt_out_rule()
+                    item.was_indexed = path in manifest
+                    out.append(item)
+                    continue
+                item.note, item.chunks = self._chunked(note)
+            except Exception as exc:  # a parser bug must cost the note its structure, not its text
                 log.exception("could not parse %s", path)
-                item.status, item.reason = "failed", f"could not parse: {type(exc).__name__}: {exc}"
-                item.note, item.chunks = None, []
+                problem = f"could not parse: {type(exc).__name__}: {exc}"
+                if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out)
+                    item.status, item.reason = "excluded", opt_out_rule()
+                    item.was_indexed = path in manifest
+                    out.append(item)
+                    continue
+                try:
+                    warning = f"{path}: {problem}; indexed as plain text, without its headings, links and tags"
+                    item.note, item.chunks = self._chunked(plain_note(path, text, warning))
+                except Exception:  # not even as plain text: the note is listed as failed, with why
+                    log.exception("could not index %s as plain text", path)
+                    item.status, item.reason = "failed", problem
+                    item.note, item.chunks = None, []
+            if item.note is not None:
+                item.warnings.extend(item.note.warnings)
+                dates = date_note(item.note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
+                item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
             out.append(item)
         return out
+
+    def _chunked(self, note: Note) -> tuple[Note, list[Chunk]]:
+        chunks = chunk_note(note, self.options.chunking)
+        record = note_record(note) if self.options.note_records else None
+        if record is not None:
+            chunks.append(record)
+        return note, chunks
 
     async def _write_batch(
         self,
@@ -320,7 +412,12 @@ class Indexer:
 
         indexed_at = now_iso()
         records: list[NoteRecord] = []
+        self._opted_out.update(item.path for item in prepared if item.status == "excluded")
+        opted_out_paths = [item.path for item in prepared if item.status == "excluded" and item.was_indexed]
         for item in prepared:
+            if item.status == "excluded":
+                report.excluded[item.reason] = report.excluded.get(item.reason, 0) + 1
+                continue
             report.changed += 1
             report.warnings.extend(item.warnings)
             if item.status == "failed":
@@ -333,10 +430,37 @@ class Indexer:
         await self.store.write_notes(
             suffix, dimension, paths, rows, records, existing=None if present is None else present.paths
         )
+        if opted_out_paths:  # notes that have just opted out: their rows go, and no kept version may hold them
+            await self.store.delete_notes(suffix, dimension, opted_out_paths)
+            self._purge = True
         if present is not None:
             present.paths.update(paths)
             present.hashes.update(c.hash for c in all_chunks)
         self._writes_since_compact += 1
+
+
+def _linking_to(manifest: dict[str, NoteRecord], targets: set[str]) -> set[str]:
+    """The notes whose stored links resolve to one of `targets`."""
+    if not targets:
+        return set()
+    needles = [json.dumps(target, ensure_ascii=False) for target in targets]
+    return {
+        record.path
+        for record in manifest.values()
+        if record.path not in targets and any(needle in (record.links or "") for needle in needles)
+    }
+
+
+def _remember_scan_problems(meta: IndexMeta, scan: VaultScan) -> bool:
+    """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
+    here, under the same word the sync used. True when that changed what `meta` holds."""
+    problems = {
+        "scan_problems": dict(sorted(scan.problems.items())),
+        "scan_skipped": dict(sorted(scan.skipped.items())),
+    }
+    changed = any(meta.extra.get(key, {}) != value for key, value in problems.items())
+    meta.extra.update(problems)
+    return changed
 
 
 def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
@@ -360,7 +484,7 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
 
 def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
     schema = chunk_schema(dimension)
-    columns: dict[str, list[object]] = {name: [] for name in schema.names if name != "vector"}
+    columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
     for item in prepared:
         note = item.note
@@ -369,7 +493,7 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
         folder = posixpath.dirname(item.path)
         aliases = " ".join(note.aliases)
         tags = list(note.tags)
-        for chunk in item.chunks:
+        for chunk, span in zip(item.chunks, item.dates, strict=True):
             columns["id"].append(chunk.id)
             columns["path"].append(chunk.path)
             columns["folder"].append(folder)
@@ -384,6 +508,10 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             columns["text"].append(chunk.text)
             columns["search_text"].append(f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}")
             columns["tags"].append(tags)
+            columns["date"].append(span.start)
+            columns["date_end"].append(span.end)
+            columns["date_source"].append(span.source)
+            columns["modified"].append(item.modified)
             hashes.append(chunk.hash)
     if not hashes:
         return None

@@ -166,7 +166,6 @@ class LiveIndex:
 
     def snapshot(self) -> dict[str, Any]:
         error = self.last_error
-        failed = len(self.counts.get("failed", [])) + len(self.counts.get("skipped", []))
         return {
             "type": "status",
             "state": self.state,
@@ -175,7 +174,8 @@ class LiveIndex:
             "pending": self.pending,
             "done": self.done,
             "total": self.total,
-            "failed": failed,
+            "failed": len(self.counts.get("failed", [])),  # (files, as `vask status` lists them)
+            "skipped": len(self.counts.get("skipped", [])),
             "ollama": {"reachable": not isinstance(error, OllamaUnavailable)},
             **({"message": error.message, "hint": error.hint, "code": error.code} if error else {}),
         }

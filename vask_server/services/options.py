@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from vask_server.adapters.vault import APP_SETTINGS, DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, Vault
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.dates import DateOptions, periodic_formats
+from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
 from vask_server.core.plan import IndexOptions
 
 
-def index_options(settings: Settings) -> IndexOptions:
-    return IndexOptions(
+def index_options(settings: Settings, vault: Vault | None = None) -> IndexOptions:
+    """The options a sync of this vault uses; with `vault`, dated by the vault's own periodic-note
+    settings as they are now."""
+    options = IndexOptions(
         chunking=ChunkOptions(max_tokens=settings.chunk_tokens, max_chars=settings.chunk_max_chars),
         max_note_bytes=settings.max_note_bytes,
+        dates=DateOptions(date_keys=settings.date_keys),
+        exclude=settings.exclude,
+        obsidian_excluded=settings.obsidian_excluded,
     )
+    return options if vault is None else with_vault_dates(options, vault)
+
+
+def with_vault_dates(options: IndexOptions, vault: Vault) -> IndexOptions:
+    """`options` with the periodic-note formats the vault configures (read anew: a user can change
+    them in Obsidian at any time; a change re-dates every note at the next full sync)."""
+    periodic = periodic_formats(
+        vault.obsidian_settings(DAILY_NOTES_SETTINGS), vault.obsidian_settings(PERIODIC_NOTES_SETTINGS)
+    )
+    if periodic == options.dates.periodic:
+        return options
+    return replace(options, dates=replace(options.dates, periodic=periodic))
+
+
+def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
+    """The exclusion rules as they are now: the user's patterns, and Obsidian's Excluded files read
+    anew from `.obsidian/app.json` (unless VASK_OBSIDIAN_EXCLUDED is off)."""
+    obsidian = obsidian_filters(vault.obsidian_settings(APP_SETTINGS)) if options.obsidian_excluded else ()
+    return Excluder(ExclusionRules(globs=options.exclude, obsidian=obsidian))

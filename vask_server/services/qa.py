@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from vask_server.adapters.ollama import OllamaGateway
 from vask_server.core.citations import extract_citations, unique_sources
-from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, standalone_question
+from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, previous_question
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
 from vask_server.services.search import RetrievalConfig, Searcher
@@ -29,6 +30,8 @@ class AskRequest:
     current_note: str | None = None
     chat_model: str | None = None
     retrieval: RetrievalConfig | None = None  # how to retrieve; None: the searcher's own (eval compares)
+    today: date | None = None  # when it is asked, for "last month"; None: the server's local date
+    read_time: bool = True  # read the time the question names; off: "ask again without it"
 
 
 class QAService:
@@ -55,14 +58,18 @@ class QAService:
         return done
 
     async def _ask(self, request: AskRequest) -> AsyncIterator[Event]:
-        query = standalone_question(request.question, request.history)
-        result = await self.searcher.search(
-            query,
+        today = request.today or date.today()
+        result = await self.searcher.search_question(
+            request.question,
+            today=today,
+            previous=previous_question(request.history),
             top_k=request.top_k,
             min_similarity=request.min_similarity,
             filters=request.filters,
+            read_time=request.read_time,
             config=request.retrieval,
         )
+        query = result.query or request.question
         hits = result.hits
         if request.current_note:
             # "Ask about the current note": its best passages come first, the rest of the vault after.
@@ -75,7 +82,13 @@ class QAService:
             seen = {hit.chunk_id for hit in focus.hits}
             hits = focus.hits + [hit for hit in hits if hit.chunk_id not in seen]
         prompt = fit_prompt(
-            request.question, hits, request.history, request.current_note, context_tokens=self.context_tokens
+            request.question,
+            hits,
+            request.history,
+            request.current_note,
+            context_tokens=self.context_tokens,
+            today=today,
+            time_range=result.time_range,
         )
         hits = prompt.hits  # the sources shown are the ones the model reads
         notices = [result.notice] if result.notice else []
@@ -85,15 +98,24 @@ class QAService:
                 f"of {self.context_tokens} tokens (VASK_CHAT_CONTEXT)."
             )
         sources = [hit.to_dict(n) for n, hit in enumerate(unique_sources(hits), start=1)]
+        time_range = result.time_range.to_dict() if result.time_range else None
         yield {
             "type": "sources",
             "sources": sources,
             "mode": result.mode,
+            "time_range": time_range,
             **({"notice": " ".join(notices)} if notices else {}),
         }
         if not hits:
             yield {"type": "token", "text": DECLINE_MESSAGE}
-            yield {"type": "done", "answer": DECLINE_MESSAGE, "citations": [], "sources": [], "declined": True}
+            yield {
+                "type": "done",
+                "answer": DECLINE_MESSAGE,
+                "citations": [],
+                "sources": [],
+                "declined": True,
+                "time_range": time_range,
+            }
             return
         messages = prompt.messages
         parts: list[str] = []
@@ -123,4 +145,5 @@ class QAService:
             "citations": [c.to_dict() for c in citations],
             "sources": sources,
             "declined": False,
+            "time_range": time_range,
         }

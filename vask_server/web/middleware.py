@@ -13,7 +13,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from vask_server.errors import ForbiddenHost, Unauthorized, VaskError
+from vask_server.errors import (
+    ForbiddenHost,
+    ForbiddenOrigin,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    VaskError,
+    error_for_status,
+)
 
 log = logging.getLogger(__name__)
 
@@ -24,19 +33,16 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 AUTHENTICATED = web.RequestKey("authenticated", bool)
 PUBLIC_ROUTES = frozenset({("GET", "/v1/health")})  # bare health only; details need the token
 
-_STATUS_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
+# Hints for aiohttp's own refusals, which carry none
+_HINTS = {
+    NotFound: "See GET /v1/openapi.json for the API.",
+    MethodNotAllowed: "See GET /v1/openapi.json for the API.",
+    PayloadTooLarge: "Send a smaller request body.",
 }
 
 
-def error_response(code: str, message: str, hint: str, status: int) -> web.Response:
-    return web.json_response({"error": {"code": code, "message": message, "hint": hint}}, status=status)
+def error_response(error: VaskError) -> web.Response:
+    return web.json_response({"error": error.to_dict()}, status=error.status)
 
 
 @web.middleware
@@ -44,18 +50,15 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     try:
         return await handler(request)
     except VaskError as exc:
-        return error_response(exc.code, exc.message, exc.hint, exc.status)
+        return error_response(exc)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        code = _STATUS_CODES.get(exc.status, "http_error")
-        hint = "See GET /v1/openapi.json for the API." if exc.status in (404, 405) else ""
-        if exc.status == 413:
-            hint = "Send a smaller request body."
-        return error_response(code, exc.reason, hint, exc.status)
+        cls = error_for_status(exc.status)  # one of the documented codes, whatever aiohttp raised
+        return error_response(cls(exc.reason, _HINTS.get(cls, "")))
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response("internal", "Internal error.", "See the vask server log.", 500)
+        return error_response(VaskError("Internal error.", "See the vask server log."))
 
 
 def host_middleware(extra_hosts: frozenset[str] = frozenset()) -> Callable[..., Awaitable[web.StreamResponse]]:
@@ -80,7 +83,10 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
     origin = request.headers.get("Origin")
     if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
         if origin not in ALLOWED_ORIGINS:
-            return error_response("forbidden_origin", f"Origin {origin!r} is not allowed.", "", 403)
+            raise ForbiddenOrigin(
+                f"Origin {origin!r} is not allowed.",
+                f"vask answers cross-origin requests only from Obsidian ({', '.join(sorted(ALLOWED_ORIGINS))}).",
+            )
         response = web.Response(status=204)
         response.headers.update(
             {

@@ -2,28 +2,76 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from vask_server import __version__
+from vask_server.errors import (
+    BadRequest,
+    ForbiddenHost,
+    ForbiddenOrigin,
+    MethodNotAllowed,
+    ModelMissing,
+    NotFound,
+    NotIndexed,
+    OllamaFailed,
+    OllamaUnavailable,
+    PayloadTooLarge,
+    Unauthorized,
+    VaskError,
+    http_errors,
+)
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
+# What any request can meet: the token check, the Host check, and an unexpected failure
+_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, VaskError)
+# What an answer's stream can end with instead of "done" (the response is already 200 by then)
+_STREAM_ERRORS: tuple[type[VaskError], ...] = (NotIndexed, OllamaUnavailable, ModelMissing, OllamaFailed, VaskError)
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*statuses: int) -> dict[str, Any]:
-    names = {
-        400: "Invalid request",
-        401: "Missing or wrong token",
-        403: "Host not allowed",
-        404: "Not found",
-        409: "Not indexed yet",
-        413: "Body too large",
-        503: "Ollama unavailable",
-    }
-    return {str(s): _json(_ERROR, names[s]) for s in statuses}
+def _codes(classes: Iterable[type[VaskError]]) -> str:
+    return "; ".join(f"{cls.code}: {cls.summary}" for cls in classes)
+
+
+def _errors(*specific: type[VaskError], always: tuple[type[VaskError], ...] = _ALWAYS) -> dict[str, Any]:
+    """An operation's error responses by status, each naming its codes: built from the error
+    classes (vask_server/errors.py), so the document cannot name a code the server does not have."""
+    by_status: dict[int, list[type[VaskError]]] = {}
+    for cls in (*specific, *always):
+        if cls not in by_status.setdefault(cls.status, []):
+            by_status[cls.status].append(cls)
+    responses = {}
+    for status, classes in sorted(by_status.items()):
+        narrowed = {"properties": {"error": {"properties": {"code": {"enum": [c.code for c in classes]}}}}}
+        responses[str(status)] = _json({"allOf": [_ERROR, narrowed]}, _codes(classes))
+    return responses
+
+
+_EVENT = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string", "enum": ["sources", "token", "done", "error"]},
+        "code": {"type": "string", "enum": [cls.code for cls in _STREAM_ERRORS], "description": "of an error"},
+    },
+}
+
+_PREFLIGHT = {
+    "summary": "CORS preflight (no token needed): allowed for Obsidian's origins only",
+    "security": [],
+    "parameters": [
+        {"name": "Origin", "in": "header", "required": True, "schema": {"type": "string"}},
+        {"name": "Access-Control-Request-Method", "in": "header", "required": True, "schema": {"type": "string"}},
+    ],
+    "responses": {
+        "204": {"description": "Allowed: Access-Control-Allow-Origin, -Methods, -Headers and -Max-Age"},
+        **_errors(ForbiddenHost, ForbiddenOrigin, always=()),
+    },
+}
 
 
 def _body(schema_name: str) -> dict[str, Any]:
@@ -34,6 +82,21 @@ def _body(schema_name: str) -> dict[str, Any]:
 
 
 _STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 200}
+_DATE = {"type": "string", "format": "date"}
+_DATE_OR_NULL = {"type": ["string", "null"], "format": "date"}
+# What /v1/search and /v1/ask take about time (docs/TIME.md)
+_TIME_FIELDS = {
+    "now": {
+        "type": "string",
+        "description": "when the question is asked (ISO date or date-time, the asker's local time): what "
+        "'last month' is resolved against; default the server's local now",
+    },
+    "read_time": {
+        "type": "boolean",
+        "default": True,
+        "description": "read the time the question names ('last month'); false searches every date",
+    },
+}
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -43,14 +106,40 @@ _SCHEMAS: dict[str, Any] = {
             "error": {
                 "type": "object",
                 "required": ["code", "message", "hint"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "hint": {"type": "string"}},
+                "properties": {
+                    "code": {"$ref": "#/components/schemas/ErrorCode"},
+                    "message": {"type": "string"},
+                    "hint": {"type": "string", "description": "what to do about it; may be empty"},
+                },
             }
         },
+    },
+    "ErrorCode": {
+        "type": "string",
+        "enum": [cls.code for cls in http_errors()],
+        "description": "; ".join(f"{cls.code} ({cls.status}): {cls.summary}" for cls in http_errors()),
     },
     "Filters": {
         "type": "object",
         "additionalProperties": False,
-        "properties": {"folders": _STRINGS, "exclude_folders": _STRINGS, "tags": _STRINGS, "paths": _STRINGS},
+        "properties": {
+            "folders": _STRINGS,
+            "exclude_folders": _STRINGS,
+            "tags": _STRINGS,
+            "paths": _STRINGS,
+            "date_from": {**_DATE, "description": "only passages written on or after this day (inclusive)"},
+            "date_to": {**_DATE, "description": "only passages written on or before this day (inclusive)"},
+        },
+    },
+    "TimeRange": {
+        "type": ["object", "null"],
+        "description": "the dates searched within (inclusive), from the question's words or the filters; null: any",
+        "required": ["from", "to", "text"],
+        "properties": {
+            "from": {**_DATE_OR_NULL, "description": "null: from the beginning"},
+            "to": {**_DATE_OR_NULL, "description": "null: up to now"},
+            "text": {"type": "string", "description": "the words understood, e.g. 'last month'; '' from filters"},
+        },
     },
     "SearchRequest": {
         "type": "object",
@@ -62,6 +151,7 @@ _SCHEMAS: dict[str, Any] = {
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
             "mode": {"type": "string", "enum": ["vector", "hybrid"]},
+            **_TIME_FIELDS,
         },
     },
     "Hit": {
@@ -75,8 +165,30 @@ _SCHEMAS: dict[str, Any] = {
             "link": {"type": "string", "description": "Obsidian link text: path without .md, then #anchor"},
             "line_start": {"type": "integer"},
             "line_end": {"type": "integer"},
-            "score": {"type": "number"},
+            "score": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": (
+                    "what ranked it, 0–1: in hybrid mode 0.9 × cosine + 0.1 × BM25 relative to the best keyword "
+                    "match; in vector mode the cosine; in keyword mode (Ollama down) BM25 as a share of the best "
+                    "match, 1 for the first"
+                ),
+            },
+            "similarity": {"type": ["number", "null"], "description": "cosine; null in keyword mode"},
             "text": {"type": "string"},
+            "date": {
+                **_DATE_OR_NULL,
+                "description": "when it was written (first day); null in an index from before dates",
+            },
+            "date_end": {**_DATE_OR_NULL, "description": "last day it covers (a weekly note, two dated sections)"},
+            "date_source": {
+                "type": ["string", "null"],
+                "description": (
+                    "daily-note, weekly-note, monthly-note, quarterly-note, yearly-note, frontmatter:<key>, heading, "
+                    "table-row, file-name, or file-time (only the file's modification time says so: a weak signal)"
+                ),
+            },
         },
     },
     "SearchResponse": {
@@ -90,6 +202,7 @@ _SCHEMAS: dict[str, Any] = {
                 "description": "keyword: Ollama was unavailable, so these are keyword matches only",
             },
             "notice": {"type": "string"},
+            "time_range": {"$ref": "#/components/schemas/TimeRange"},
         },
     },
     "AskRequest": {
@@ -115,6 +228,7 @@ _SCHEMAS: dict[str, Any] = {
             "filters": {"$ref": "#/components/schemas/Filters"},
             "current_note": {"type": "string", "minLength": 1},
             "chat_model": {"type": "string", "minLength": 1},
+            **_TIME_FIELDS,
         },
     },
     "ReindexRequest": {
@@ -126,6 +240,13 @@ _SCHEMAS: dict[str, Any] = {
 
 
 def openapi_document() -> dict[str, Any]:
+    document = _document()
+    for item in document["paths"].values():
+        item["options"] = _PREFLIGHT  # the CORS layer answers a preflight on every path alike
+    return document
+
+
+def _document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
@@ -134,7 +255,9 @@ def openapi_document() -> dict[str, Any]:
             "description": (
                 "Ask questions across an Obsidian vault. Every endpoint except the bare health check needs "
                 "'Authorization: Bearer <token>' (`vask token` prints it). Errors share one shape: "
-                '{"error": {"code", "message", "hint"}}.'
+                '{"error": {"code", "message", "hint"}}; each operation lists the codes it can answer with, '
+                "and ErrorCode lists them all. With a valid token, a path the API does not have answers "
+                f"404 {NotFound.code} and a method a path does not take 405 {MethodNotAllowed.code}."
             ),
         },
         "servers": [{"url": "http://127.0.0.1:8765"}],
@@ -148,13 +271,13 @@ def openapi_document() -> dict[str, Any]:
                 "get": {
                     "summary": "Liveness; with a token also Ollama, models and index state",
                     "security": [{}, {"bearer": []}],
-                    "responses": {"200": _json({"type": "object", "required": ["status"]}), **_errors(401, 403)},
+                    "responses": {"200": _json({"type": "object", "required": ["status"]}), **_errors()},
                 }
             },
             "/v1/status": {
                 "get": {
                     "summary": "Index detail: state, pending, in progress, skipped and failed files with reasons",
-                    "responses": {"200": _json({"type": "object"}), **_errors(401, 403)},
+                    "responses": {"200": _json({"type": "object"}), **_errors()},
                 }
             },
             "/v1/search": {
@@ -163,7 +286,7 @@ def openapi_document() -> dict[str, Any]:
                     "requestBody": _body("SearchRequest"),
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/SearchResponse"}),
-                        **_errors(400, 401, 403, 409, 413),
+                        **_errors(BadRequest, NotIndexed, PayloadTooLarge, OllamaFailed),
                     },
                 }
             },
@@ -174,15 +297,16 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": (
-                                'One JSON object per line: {"type": "sources", "sources", "mode", "notice"?} (a '
-                                "notice when only keyword matches were found or passages were left out to fit the "
-                                'context window), then {"type": "token", '
-                                '"text"} as the model writes, last {"type": "done", "answer", "citations", "sources", '
-                                '"declined"} or {"type": "error", "code", "message", "hint"}.'
+                                'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
+                                '"notice"?} (a notice when only keyword matches were found or passages were left out '
+                                'to fit the context window), then {"type": "token", "text"} as the model writes, last '
+                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range"} or '
+                                '{"type": "error", "code", "message", "hint"}, whose code is one of '
+                                f"{_codes(_STREAM_ERRORS)}."
                             ),
-                            "content": {"application/x-ndjson": {"schema": {"type": "object"}}},
+                            "content": {"application/x-ndjson": {"schema": _EVENT}},
                         },
-                        **_errors(400, 401, 403, 413),
+                        **_errors(BadRequest, PayloadTooLarge),
                     },
                 }
             },
@@ -198,7 +322,7 @@ def openapi_document() -> dict[str, Any]:
                             "schema": {"type": "integer", "minimum": 1, "maximum": 50},
                         },
                     ],
-                    "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403, 404, 409)},
+                    "responses": {"200": _json({"type": "object"}), **_errors(BadRequest, NotFound, NotIndexed)},
                 }
             },
             "/v1/reindex": {
@@ -210,7 +334,7 @@ def openapi_document() -> dict[str, Any]:
                     },
                     "responses": {
                         "202": _json({"type": "object", "properties": {"queued": {"type": "integer"}}}, "Queued"),
-                        **_errors(400, 401, 403, 413),
+                        **_errors(BadRequest, PayloadTooLarge),
                     },
                 }
             },
@@ -222,14 +346,14 @@ def openapi_document() -> dict[str, Any]:
                             "description": "An event stream",
                             "content": {"text/event-stream": {"schema": {"type": "string"}}},
                         },
-                        **_errors(401, 403),
+                        **_errors(),
                     },
                 }
             },
             "/v1/openapi.json": {
                 "get": {
                     "summary": "This document",
-                    "responses": {"200": _json({"type": "object"}), **_errors(401, 403)},
+                    "responses": {"200": _json({"type": "object"}), **_errors()},
                 }
             },
         },

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from vask_server import __version__
-from vask_server.errors import BadRequest
+from vask_server.errors import BadRequest, VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.live import LiveIndex
 from vask_server.services.qa import AskRequest
@@ -75,7 +75,7 @@ async def health(request: web.Request) -> web.Response:
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     services, live = _services(request), _live(request)
-    detail = await index_status(services)
+    detail = await index_status(services, check=True)
     error = live.last_error
     report = live.last_report
     return web.json_response(
@@ -89,10 +89,12 @@ async def status(request: web.Request) -> web.Response:
             "total": live.total,
             "skipped": detail["skipped"],
             "failed": detail["failed"],
+            "store_errors": detail["store_errors"],
             "model": detail["model"],
             "dimension": detail["dimension"],
             "building": detail["building"],
             "last_sync": detail["last_sync"],
+            "excluded": detail["excluded"],
             "last_error": error.to_dict() if error else None,
             "last_report": (
                 {
@@ -113,7 +115,7 @@ async def status(request: web.Request) -> web.Response:
 @routes.post("/v1/search")
 async def search(request: web.Request) -> web.Response:
     services = _services(request)
-    body = await v.json_object(request, {"query", "top_k", "min_similarity", "filters", "mode"})
+    body = await v.json_object(request, {"query", "top_k", "min_similarity", "filters", "mode", "now", "read_time"})
     query = v.text(body, "query")
     settings = services.settings
     top_k = v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K)
@@ -122,12 +124,19 @@ async def search(request: web.Request) -> web.Response:
     if mode not in ("vector", "hybrid"):
         raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
     config = dataclasses.replace(services.searcher.config, mode=mode)
-    result = await services.searcher.search(
-        query, top_k=top_k, min_similarity=min_similarity, filters=v.filters(body.get("filters")), config=config
+    result = await services.searcher.search_question(
+        query,
+        today=v.today(body.get("now")),
+        top_k=top_k,
+        min_similarity=min_similarity,
+        filters=v.filters(body.get("filters")),
+        read_time=v.flag(body.get("read_time"), "read_time", True),
+        config=config,
     )
     payload: dict[str, Any] = {
         "hits": [{**hit.to_dict(), "text": hit.text} for hit in result.hits],
         "mode": result.mode,
+        "time_range": result.time_range.to_dict() if result.time_range else None,
     }
     if result.notice:
         payload["notice"] = result.notice
@@ -139,7 +148,8 @@ async def ask(request: web.Request) -> web.StreamResponse:
     services = _services(request)
     settings = services.settings
     body = await v.json_object(
-        request, {"question", "history", "top_k", "min_similarity", "filters", "current_note", "chat_model"}
+        request,
+        {"question", "history", "top_k", "min_similarity", "filters", "current_note", "chat_model", "now", "read_time"},
     )
     current = body.get("current_note")
     if current is not None and not isinstance(current, str):
@@ -157,6 +167,8 @@ async def ask(request: web.Request) -> web.StreamResponse:
         filters=v.filters(body.get("filters")),
         current_note=_vault_path(services, current, "current_note") if current else None,
         chat_model=chat_model.strip() if chat_model else None,
+        today=v.today(body.get("now")),
+        read_time=v.flag(body.get("read_time"), "read_time", True),
     )
     response = web.StreamResponse(
         headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -171,7 +183,7 @@ async def ask(request: web.Request) -> web.StreamResponse:
         raise
     except Exception:
         log.exception("ask failed")
-        error = {"type": "error", "code": "internal", "message": "Internal error.", "hint": "See the server log."}
+        error = {"type": "error", **VaskError("Internal error.", "See the vask server log.").to_dict()}
         await response.write((json.dumps(error) + "\n").encode())
     await response.write_eof()
     return response

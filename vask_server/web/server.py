@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import logging
+import os
 import signal
+import socket
 import sys
 
 from aiohttp import web
@@ -37,14 +40,51 @@ def check_bind(settings: Settings) -> None:
     log.warning("binding %s: your notes are reachable from the network (token required)", settings.host)
 
 
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Bound, listening sockets for every address `host` names, as aiohttp's TCPSite would make.
+    Bound before the app starts, so a port in use stops `vask serve` before it syncs or watches."""
+    hint = (
+        f"Another program (perhaps another `vask serve`) is using port {port}: stop it, or pass --port "
+        "(VASK_PORT) another port; 0 picks a free one."
+    )
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(
+            f"Cannot listen on {host}: {exc.strerror}", "Pass --host (VASK_HOST) an address of this machine."
+        ) from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, address in dict.fromkeys((info[0], info[4]) for info in infos):
+            sockets.append(socket.create_server(address, family=family, backlog=128))
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"Port {port} on {host} is already in use.", hint) from None
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)  # (not the message that repeats the address)
+        raise ConfigError(
+            f"Cannot listen on {host}:{port}: {reason}",
+            "Pass --host (VASK_HOST) an address of this machine and --port (VASK_PORT) a port above 1023 "
+            "(0 picks a free one).",
+        ) from None
+    return sockets
+
+
 async def serve(settings: Settings, *, watch: bool = True) -> None:
     check_bind(settings)
-    app = create_app(settings, watch=watch)
-    # Handlers are cancelled when their client disconnects: that is what stops a streamed answer.
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=5.0)
-    await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port)
-    await site.start()
+    sockets = listen(settings.host, settings.port)
+    try:
+        app = create_app(settings, watch=watch)
+        # Handlers are cancelled when their client disconnects: that is what stops a streamed answer.
+        runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=5.0)
+        await runner.setup()
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    for sock in sockets:
+        await web.SockSite(runner, sock).start()
     port = runner.addresses[0][1] if runner.addresses else settings.port
     print(f"vask {settings.vault}: listening on http://{settings.host}:{port}", flush=True)
     stop = asyncio.Event()

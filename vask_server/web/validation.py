@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 from aiohttp import web
 
 from vask_server.core.retrieve import Filters
+from vask_server.core.timeexpr import parse_day, parse_now
 from vask_server.errors import BadRequest
 
 MAX_QUERY_CHARS = 4000
@@ -89,18 +91,56 @@ def string_list(value: Any, name: str) -> tuple[str, ...]:
 def filters(value: Any) -> Filters | None:
     if value is None:
         return None
+    names = ("folders", "exclude_folders", "tags", "paths", "date_from", "date_to")
     if not isinstance(value, dict):
-        raise BadRequest("'filters' must be an object with folders, exclude_folders, tags or paths.")
-    unknown = sorted(set(value) - {"folders", "exclude_folders", "tags", "paths"})
+        raise BadRequest(f"'filters' must be an object with {', '.join(names)}.")
+    unknown = sorted(set(value) - set(names))
     if unknown:
-        raise BadRequest(f"Unknown filter(s): {', '.join(unknown)}", "Use folders, exclude_folders, tags, paths.")
+        raise BadRequest(f"Unknown filter(s): {', '.join(unknown)}", f"Use {', '.join(names)}.")
     result = Filters(
         folders=string_list(value.get("folders"), "filters.folders"),
         exclude_folders=string_list(value.get("exclude_folders"), "filters.exclude_folders"),
         tags=string_list(value.get("tags"), "filters.tags"),
         paths=string_list(value.get("paths"), "filters.paths"),
+        date_from=day(value.get("date_from"), "filters.date_from"),
+        date_to=day(value.get("date_to"), "filters.date_to"),
     )
+    if result.date_from and result.date_to and result.date_from > result.date_to:
+        raise BadRequest("'filters.date_from' is after 'filters.date_to'.", "Give the earlier date as date_from.")
     return None if result.is_empty() else result
+
+
+def day(value: Any, name: str) -> date | None:
+    """An inclusive ISO date, or None when not given."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"'{name}' must be an ISO date string like \"2026-03-14\".")
+    try:
+        return parse_day(value, f"'{name}'")
+    except ValueError as exc:
+        raise BadRequest(str(exc), 'Send an ISO date like "2026-03-14".') from None
+
+
+def today(value: Any) -> date:
+    """The day relative expressions ("last month") are resolved against: the client's `now`, else
+    the server's local date."""
+    if value is None:
+        return date.today()
+    if not isinstance(value, str):
+        raise BadRequest("'now' must be an ISO date or date-time string.")
+    try:
+        return parse_now(value, "'now'")
+    except ValueError as exc:
+        raise BadRequest(str(exc), "Send the client's local time, e.g. 2026-03-14T09:30:00+01:00.") from None
+
+
+def flag(value: Any, name: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadRequest(f"'{name}' must be true or false.")
+    return value
 
 
 def history(value: Any) -> list[dict[str, str]]:

@@ -2,7 +2,8 @@
  * Chat state: the turns shown in the pane, and the conversation history that
  * follow-up questions carry to the server.
  */
-import type { AskEvent, Citation, HistoryMessage, Source } from './types';
+import { toTimeRange } from './time';
+import type { AskEvent, Citation, HistoryMessage, Source, TimeRange } from './types';
 
 export interface UserTurn {
 	id: number;
@@ -24,6 +25,10 @@ export interface AssistantTurn {
 	declined: boolean;
 	/** The server's note about this answer (keyword-only results, passages left out), if any. */
 	notice?: string;
+	/** The dates searched because the question named a time; null when the whole vault was searched. */
+	timeRange: TimeRange | null;
+	/** false: asked with `read_time: false` ("Search all dates"), the time words not read. */
+	readTime: boolean;
 	status: AssistantStatus;
 	/** Set when status is "error". */
 	error?: unknown;
@@ -39,6 +44,11 @@ export interface HistoryLimits {
 }
 
 export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxPairs: 6, maxChars: 12_000 };
+
+/** An answer not yet received. */
+function freshAnswer(): Pick<AssistantTurn, 'content' | 'sources' | 'citations' | 'declined' | 'timeRange' | 'status'> {
+	return { content: '', sources: [], citations: [], declined: false, timeRange: null, status: 'waiting' };
+}
 
 export class ChatSession {
 	private turns: Turn[] = [];
@@ -63,11 +73,11 @@ export class ChatSession {
 	/**
 	 * History for the next question: completed question/answer pairs only
 	 * (stopped or failed answers are left out), newest kept within the limits,
-	 * in chronological order.
+	 * in chronological order. `before`: only the turns before that index.
 	 */
-	history(): HistoryMessage[] {
+	history(before = this.turns.length): HistoryMessage[] {
 		const pairs: [HistoryMessage, HistoryMessage][] = [];
-		for (let i = 0; i + 1 < this.turns.length; i++) {
+		for (let i = 0; i + 1 < Math.min(before, this.turns.length); i++) {
 			const q = this.turns[i];
 			const a = this.turns[i + 1];
 			if (q?.role === 'user' && a?.role === 'assistant' && a.status === 'done' && a.content.trim() !== '') {
@@ -98,17 +108,24 @@ export class ChatSession {
 		const history = this.history();
 		const user: UserTurn = { id: this.nextId++, role: 'user', content: question };
 		if (currentNote) user.currentNote = currentNote;
-		const assistant: AssistantTurn = {
-			id: this.nextId++,
-			role: 'assistant',
-			content: '',
-			sources: [],
-			citations: [],
-			declined: false,
-			status: 'waiting',
-		};
+		const assistant: AssistantTurn = { id: this.nextId++, role: 'assistant', ...freshAnswer(), readTime: true };
 		this.turns.push(user, assistant);
 		return { user, assistant, history };
+	}
+
+	/**
+	 * Empties an answer to ask its question again in its place (e.g. over all
+	 * dates: `readTime` false). Returns the question and the history it had,
+	 * the conversation before it; null when the turn is not in the session.
+	 */
+	retry(turn: AssistantTurn, opts: { readTime: boolean }): { user: UserTurn; history: HistoryMessage[] } | null {
+		const i = this.turns.indexOf(turn);
+		const user = this.turns[i - 1];
+		if (i < 1 || user?.role !== 'user') return null;
+		delete turn.notice;
+		delete turn.error;
+		Object.assign(turn, freshAnswer(), { readTime: opts.readTime });
+		return { user, history: this.history(i - 1) };
 	}
 
 	/** Applies one streamed event to an answer turn. */
@@ -118,6 +135,7 @@ export class ChatSession {
 			case 'sources':
 				turn.sources = Array.isArray(ev.sources) ? ev.sources : [];
 				if (typeof ev.notice === 'string' && ev.notice) turn.notice = ev.notice;
+				if ('time_range' in ev) turn.timeRange = toTimeRange(ev.time_range);
 				break;
 			case 'token':
 				turn.content += typeof ev.text === 'string' ? ev.text : '';
@@ -128,6 +146,7 @@ export class ChatSession {
 				turn.citations = Array.isArray(ev.citations) ? ev.citations : [];
 				if (Array.isArray(ev.sources) && ev.sources.length > 0) turn.sources = ev.sources;
 				turn.declined = ev.declined === true;
+				if ('time_range' in ev) turn.timeRange = toTimeRange(ev.time_range);
 				turn.status = 'done';
 				break;
 			case 'error':

@@ -45,6 +45,12 @@ export interface EventsHandlers {
 
 export const DEFAULT_TIMEOUT_MS = 20_000;
 
+/**
+ * Most paths one /v1/reindex request may carry: the server answers 400 to a
+ * longer list (MAX_LIST_ITEMS in vask_server/web/validation.py; keep the two equal).
+ */
+export const MAX_REINDEX_PATHS = 200;
+
 /** Joins a base URL and an API path; rejects anything that is not http(s). */
 export function joinUrl(baseUrl: string, path: string): string {
 	const base = baseUrl.trim().replace(/\/+$/, '');
@@ -52,7 +58,7 @@ export function joinUrl(baseUrl: string, path: string): string {
 		throw new VaskError(
 			ErrorCode.badSettings,
 			`The server URL "${baseUrl}" is not an http:// address.`,
-			'Set it to http://127.0.0.1:8765 (or where `vask serve` listens) in Settings → Vask.',
+			'Set it to http://127.0.0.1:8765 (or where the vask server listens) in Settings → Vask.',
 		);
 	}
 	return base + path;
@@ -180,9 +186,20 @@ export class VaskClient {
 		return this.json<RelatedResponse>('GET', '/v1/related' + q, { signal });
 	}
 
-	/** Queues paths (or, with none, the whole vault) for reindexing. */
-	reindex(paths?: string[], signal?: AbortSignal): Promise<ReindexResponse> {
-		return this.json<ReindexResponse>('POST', '/v1/reindex', { body: paths ? { paths } : {}, signal });
+	/**
+	 * Queues paths (or, with none, the whole vault) for reindexing. A long list
+	 * (a folder moved) goes in requests of MAX_REINDEX_PATHS, one after the
+	 * other; the first failure stops and is thrown.
+	 */
+	async reindex(paths?: string[], signal?: AbortSignal): Promise<ReindexResponse> {
+		if (!paths) return this.json<ReindexResponse>('POST', '/v1/reindex', { body: {}, signal });
+		let queued = 0;
+		for (let i = 0; i < paths.length; i += MAX_REINDEX_PATHS) {
+			const batch = paths.slice(i, i + MAX_REINDEX_PATHS);
+			const res = await this.json<ReindexResponse>('POST', '/v1/reindex', { body: { paths: batch }, signal });
+			queued += res.queued;
+		}
+		return { queued };
 	}
 
 	/**

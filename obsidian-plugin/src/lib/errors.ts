@@ -114,14 +114,20 @@ export interface ErrorContext {
 	serverUrl?: string;
 }
 
+/**
+ * The README installs vask with uv into the project's .venv, so `vask` alone is
+ * not on PATH: commands are `uv run vask ...`, run from the vask folder.
+ */
+export const VASK_FOLDER = 'the vask folder (where you installed it)';
+
 export function serveCommand(vaultPath?: string | null): string {
 	const p = vaultPath && vaultPath.trim() ? vaultPath : '<path to your vault>';
-	return `vask serve --vault "${p}"`;
+	return `uv run vask serve --vault "${p}"`;
 }
 
 export function tokenCommand(vaultPath?: string | null): string {
 	const p = vaultPath && vaultPath.trim() ? vaultPath : '<path to your vault>';
-	return `vask token --vault "${p}"`;
+	return `uv run vask token --vault "${p}"`;
 }
 
 /** Turns any error into a message a person can act on. */
@@ -134,14 +140,14 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 		case ErrorCode.unreachable:
 			return {
 				code: e.code,
-				message: `vask server is not running. Start it with: \`${serveCommand(ctx.vaultPath)}\``,
+				message: `vask server is not running. Start it in a terminal, from ${VASK_FOLDER}: \`${serveCommand(ctx.vaultPath)}\``,
 				hint: `No answer from the server${where}. If it runs on another address, change the server URL in Settings → Vask.`,
 			};
 		case ErrorCode.unauthorized:
 			return {
 				code: e.code,
 				message: 'The vask token is wrong or missing, so the server refused the request.',
-				hint: `Run \`${tokenCommand(ctx.vaultPath)}\` in a terminal to print the token, then paste it into Settings → Vask → Token.`,
+				hint: `In a terminal, from ${VASK_FOLDER}, run \`${tokenCommand(ctx.vaultPath)}\` to print the token, then paste it into Settings → Vask → Token.`,
 			};
 		case ErrorCode.ollamaUnavailable:
 			return {
@@ -193,7 +199,7 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 			return {
 				code: e.code,
 				message: `Unexpected answer from ${ctx.serverUrl ?? 'the server'}: ${serverMsg}`,
-				hint: serverHint || 'Is the server URL in Settings → Vask the address of `vask serve`?',
+				hint: serverHint || 'Is the server URL in Settings → Vask the address the vask server listens on?',
 			};
 		default:
 			return {

@@ -4,8 +4,10 @@ import type { AskRequest, Filters } from './types';
 export interface VaskSettings {
 	serverUrl: string;
 	token: string;
-	topK: number;
-	minSimilarity: number;
+	/** null: not set here, so the server's default applies (VASK_TOP_K). */
+	topK: number | null;
+	/** null: not set here, so the server's default applies (VASK_MIN_SIMILARITY). */
+	minSimilarity: number | null;
 	/** Empty: the server's default chat model. */
 	chatModel: string;
 	/** Comma separated folders to leave out of answers. */
@@ -15,15 +17,33 @@ export interface VaskSettings {
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	serverUrl: 'http://127.0.0.1:8765',
 	token: '',
-	topK: 6,
-	minSimilarity: 0.25,
+	topK: null,
+	minSimilarity: null,
 	chatModel: '',
 	excludeFolders: '',
 });
 
-function num(v: unknown, fallback: number, min: number, max: number, integer: boolean): number {
+/**
+ * Version of the stored settings (data.json). Without it the data is from a
+ * version that always stored top-k 6 and minimum similarity 0.25 as its
+ * defaults, whether or not the user chose them.
+ */
+export const SETTINGS_VERSION = 2;
+
+/** The values version 1 stored when the user had not changed them: read as "not set". */
+const V1_DEFAULTS = { topK: 6, minSimilarity: 0.25 } as const;
+
+/** What is saved to data.json: the settings and their version. */
+export type StoredSettings = VaskSettings & { settingsVersion: number };
+
+export function storedSettings(settings: VaskSettings): StoredSettings {
+	return { ...settings, settingsVersion: SETTINGS_VERSION };
+}
+
+/** A number in [min, max], or null (unset) for an empty field, null, or anything that is not a number. */
+function optionalNum(v: unknown, min: number, max: number, integer: boolean): number | null {
 	const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-	if (!Number.isFinite(n)) return fallback;
+	if (!Number.isFinite(n)) return null;
 	const r = integer ? Math.round(n) : n;
 	return Math.min(max, Math.max(min, r));
 }
@@ -36,14 +56,26 @@ function str(v: unknown, fallback: string): string {
 export function normalizeSettings(raw: unknown): VaskSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
 	const url = str(r.serverUrl, DEFAULT_SETTINGS.serverUrl).trim();
+	// Ranges as the server accepts them (1–50, 0–1).
+	let topK = optionalNum(r.topK, 1, 50, true);
+	let minSimilarity = optionalNum(r.minSimilarity, 0, 1, false);
+	if (typeof r.settingsVersion !== 'number' || r.settingsVersion < SETTINGS_VERSION) {
+		if (topK === V1_DEFAULTS.topK) topK = null;
+		if (minSimilarity === V1_DEFAULTS.minSimilarity) minSimilarity = null;
+	}
 	return {
 		serverUrl: url === '' ? DEFAULT_SETTINGS.serverUrl : url,
 		token: str(r.token, '').trim(),
-		topK: num(r.topK, DEFAULT_SETTINGS.topK, 1, 50, true),
-		minSimilarity: num(r.minSimilarity, DEFAULT_SETTINGS.minSimilarity, 0, 1, false),
+		topK,
+		minSimilarity,
 		chatModel: str(r.chatModel, '').trim(),
 		excludeFolders: str(r.excludeFolders, ''),
 	};
+}
+
+/** The settings after the user changed some of them (values repaired as on load; never migrated). */
+export function updatedSettings(current: VaskSettings, patch: Partial<VaskSettings>): VaskSettings {
+	return normalizeSettings({ ...storedSettings(current), ...patch });
 }
 
 /** "Archive, /Templates/ ,,Daily" → ["Archive", "Templates", "Daily"] (deduplicated). */
@@ -61,12 +93,11 @@ export function buildFilters(settings: VaskSettings): Filters | undefined {
 	return exclude.length > 0 ? { exclude_folders: exclude } : undefined;
 }
 
-/** The settings-dependent part of an /v1/ask body. */
+/** The settings-dependent part of an /v1/ask body: only what is set here, so the server's defaults apply to the rest. */
 export function askParams(settings: VaskSettings): Pick<AskRequest, 'top_k' | 'min_similarity' | 'filters' | 'chat_model'> {
-	const p: Pick<AskRequest, 'top_k' | 'min_similarity' | 'filters' | 'chat_model'> = {
-		top_k: settings.topK,
-		min_similarity: settings.minSimilarity,
-	};
+	const p: Pick<AskRequest, 'top_k' | 'min_similarity' | 'filters' | 'chat_model'> = {};
+	if (settings.topK !== null) p.top_k = settings.topK;
+	if (settings.minSimilarity !== null) p.min_similarity = settings.minSimilarity;
 	const filters = buildFilters(settings);
 	if (filters) p.filters = filters;
 	if (settings.chatModel) p.chat_model = settings.chatModel;

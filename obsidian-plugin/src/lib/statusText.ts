@@ -36,7 +36,12 @@ export function statusBarText(c: Connection): StatusBarText {
 	}
 	const s = c.status;
 	if (!s) return { text: 'vask: connected', title: 'Waiting for the index status', level: 'busy' };
-	const failed = typeof s.failed === 'number' && s.failed > 0 ? `, ${s.failed} failed` : '';
+	// The same words as the server's status: failed (could not be read) warns, skipped (on purpose) informs.
+	const counts = [
+		typeof s.failed === 'number' && s.failed > 0 ? `${s.failed} failed` : '',
+		typeof s.skipped === 'number' && s.skipped > 0 ? `${s.skipped} skipped` : '',
+	].filter(Boolean).join(', ');
+	const failed = counts ? `, ${counts}` : '';
 	if (s.ollama && s.ollama.reachable === false) {
 		return {
 			text: 'vask: Ollama unreachable ⚠',
@@ -52,8 +57,8 @@ export function statusBarText(c: Connection): StatusBarText {
 		};
 	}
 	return {
-		text: `vask: indexed ✓ ${plural(s.notes, 'note')}${failed ? ` (${s.failed} failed)` : ''}`,
+		text: `vask: indexed ✓ ${plural(s.notes, 'note')}${counts ? ` (${counts})` : ''}`,
 		title: `${plural(s.notes, 'note')}, ${plural(s.chunks, 'chunk')} indexed${failed}. Click for details.`,
-		level: failed ? 'warn' : 'ok',
+		level: typeof s.failed === 'number' && s.failed > 0 ? 'warn' : 'ok',
 	};
 }

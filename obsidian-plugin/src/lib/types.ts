@@ -86,6 +86,20 @@ export interface AskRequest {
 	filters?: Filters;
 	current_note?: string;
 	chat_model?: string;
+	/** The asker's local date-time with its UTC offset: what "last month" is resolved against. */
+	now?: string;
+	/** false: do not read the time the question names, search the whole vault. Default true. */
+	read_time?: boolean;
+}
+
+/** The dates searched because the question named a time ("last month"). */
+export interface TimeRange {
+	/** ISO date, or null: no start. */
+	from: string | null;
+	/** ISO date, or null: up to now. */
+	to: string | null;
+	/** The words understood, as written ("last month"); "" when the range came from explicit filters. */
+	text: string;
 }
 
 /** A retrieved passage, numbered in rank order. */
@@ -100,6 +114,12 @@ export interface Source {
 	score: number;
 	/** Obsidian link text: path without .md, plus `#anchor` when there is a heading. */
 	link: string;
+	/** When it was written (ISO date); null from an index built before dates were read. */
+	date?: string | null;
+	/** Last day of the span (a weekly note, a chunk over two dated sections); else equal to `date`. */
+	date_end?: string | null;
+	/** What dates it: "daily-note", "frontmatter:<key>", "heading", … "file-time" (the file's mtime only). */
+	date_source?: string | null;
 }
 
 /** A note the answer cites as `[Title]`. */
@@ -119,6 +139,8 @@ export interface AskSourcesEvent {
 	mode?: string;
 	/** What the user should know about this answer, e.g. keyword-only results or passages left out. */
 	notice?: string;
+	/** The range searched, or null when the question names no time (or read_time was false). */
+	time_range?: TimeRange | null;
 }
 export interface AskTokenEvent {
 	type: 'token';
@@ -130,6 +152,7 @@ export interface AskDoneEvent {
 	citations: Citation[];
 	sources: Source[];
 	declined: boolean;
+	time_range?: TimeRange | null;
 }
 export interface AskErrorEvent {
 	type: 'error';
@@ -163,7 +186,10 @@ export interface StatusEvent {
 	pending: number;
 	done: number;
 	total: number;
+	/** Files that could not be read or parsed. */
 	failed: number;
+	/** Files left out on purpose (too large, binary, a symlink out of the vault); older servers omit it. */
+	skipped?: number;
 	ollama: { reachable: boolean };
 	message?: string;
 }

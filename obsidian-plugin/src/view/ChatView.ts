@@ -6,7 +6,8 @@ import { RenderScheduler } from '../lib/debounce';
 import { describeError, isAbortError } from '../lib/errors';
 import { basenameNoExt, stripMd } from '../lib/paths';
 import { askParams } from '../lib/settings';
-import type { AskRequest } from '../lib/types';
+import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
+import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
 import { createInternalLink, wireInternalLinks } from './links';
 
@@ -27,6 +28,8 @@ interface AnswerUi {
 	component: Component | null;
 	errorComponent: Component | null;
 	scheduler: RenderScheduler;
+	/** Counts the requests made for this answer: a stream replaced by "Search all dates" is ignored. */
+	run: number;
 }
 
 export interface AskOptions {
@@ -156,20 +159,50 @@ export class ChatView extends ItemView {
 		this.renderUser(user);
 		const ui = this.createAnswerUi(assistant);
 		this.scrollToBottom(true);
+		await this.receive(user, assistant, ui, history);
+	}
 
+	/**
+	 * "Search all dates": asks an answer's question again over the whole vault,
+	 * in place of that answer (the question did not change, only how it was
+	 * read), with the history it had.
+	 */
+	async searchAllDates(turn: AssistantTurn): Promise<void> {
+		const ui = this.answers.get(turn.id);
+		if (!ui) return;
+		if (this.busy) this.stop();
+		const again = this.session.retry(turn, { readTime: false });
+		if (!again) return;
+		ui.scheduler.cancel();
+		if (ui.component) this.removeChild(ui.component);
+		ui.component = null;
+		for (const el of [ui.answerEl, ui.sourcesEl, ui.actionsEl, ui.errorEl]) el.empty();
+		ui.sourcesEl.hide();
+		ui.errorEl.hide();
+		this.updateState(turn, ui);
+		await this.receive(again.user, turn, ui, again.history);
+	}
+
+	/** Sends the question of `assistant` and streams the answer into it. */
+	private async receive(user: UserTurn, assistant: AssistantTurn, ui: AnswerUi, history: HistoryMessage[]): Promise<void> {
+		const run = ++ui.run;
+		const current = (): boolean => ui.run === run && this.answers.get(assistant.id) === ui;
 		const ctrl = new AbortController();
 		this.controller = ctrl;
 		const untrack = this.host.track(ctrl);
 		this.setBusy(true);
 
-		const req: AskRequest = { question: q, ...askParams(this.host.settings) };
+		// The asker's own wall-clock time and offset: "yesterday" is their day, not UTC's.
+		const req: AskRequest = { question: user.content, ...askParams(this.host.settings), now: localIsoDateTime(new Date()) };
 		if (history.length > 0) req.history = history;
-		if (opts.currentNote) req.current_note = opts.currentNote;
+		if (user.currentNote) req.current_note = user.currentNote;
+		if (!assistant.readTime) req.read_time = false;
 
 		try {
 			await this.host.client.ask(req, {
 				signal: ctrl.signal,
 				onEvent: (ev) => {
+					if (!current()) return;
 					this.session.apply(assistant, ev);
 					this.updateState(assistant, ui);
 					if (ev.type === 'sources') {
@@ -182,8 +215,11 @@ export class ChatView extends ItemView {
 				},
 			});
 		} catch (err) {
-			if (isAbortError(err)) this.session.stop(assistant);
-			else this.session.fail(assistant, err);
+			// Not when this request was replaced ("Search all dates") or dropped ("New chat").
+			if (current()) {
+				if (isAbortError(err)) this.session.stop(assistant);
+				else this.session.fail(assistant, err);
+			}
 		} finally {
 			untrack();
 			if (this.controller === ctrl) {
@@ -191,7 +227,7 @@ export class ChatView extends ItemView {
 				this.setBusy(false);
 			}
 		}
-		if (!this.answers.has(assistant.id)) return; // "New chat" dropped this turn
+		if (!current()) return;
 		await ui.scheduler.flush();
 		const follow = this.isAtBottom();
 		this.renderSources(assistant, ui);
@@ -238,6 +274,7 @@ export class ChatView extends ItemView {
 			component: null,
 			errorComponent: null,
 			scheduler: new RenderScheduler(() => this.renderAnswer(turn, ui), RENDER_INTERVAL_MS),
+			run: 0,
 		};
 		ui.errorEl.hide();
 		ui.sourcesEl.hide();
@@ -279,11 +316,13 @@ export class ChatView extends ItemView {
 	private renderSources(turn: AssistantTurn, ui: AnswerUi): void {
 		const el = ui.sourcesEl;
 		el.empty();
-		if (turn.sources.length === 0 && !turn.notice) {
+		// A time range is shown even with nothing found in it: that is when "Search all dates" helps most.
+		if (turn.sources.length === 0 && !turn.notice && !turn.timeRange) {
 			el.hide();
 			return;
 		}
 		el.show();
+		if (turn.timeRange) this.renderTimeRange(turn, el);
 		// Said above the sources, where it applies: e.g. "Ollama is not reachable … keyword matches only".
 		if (turn.notice) el.createDiv({ cls: 'vask-notice', text: turn.notice });
 		if (turn.sources.length === 0) return;
@@ -299,13 +338,49 @@ export class ChatView extends ItemView {
 			li.toggleClass('is-cited', cited.has(s.path));
 			const head = li.createDiv({ cls: 'vask-source-head' });
 			createInternalLink(head, s.link, s.title || basenameNoExt(s.path), 'vask-source-link');
+			const meta = head.createDiv({ cls: 'vask-source-meta' });
+			this.renderSourceDate(s, meta);
 			if (typeof s.score === 'number') {
-				head.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
+				meta.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
 			}
 			const label = headingLabel(s.heading ?? '', s.title ?? '');
 			const sub = li.createDiv({ cls: 'vask-source-sub' });
 			if (label) sub.createSpan({ cls: 'vask-source-heading', text: label });
 			sub.createSpan({ cls: 'vask-source-path', text: s.path });
+		}
+	}
+
+	/** The chip: which dates were searched, the words that said so, and a way to search all dates instead. */
+	private renderTimeRange(turn: AssistantTurn, el: HTMLElement): void {
+		const range = turn.timeRange!;
+		const chip = el.createDiv({ cls: 'vask-time-range' });
+		const words = range.text.trim();
+		const textEl = chip.createDiv({ cls: 'vask-time-range-text' });
+		const label = textEl.createDiv({ cls: 'vask-time-range-label', text: describeRange(range) });
+		if (words) {
+			label.setAttr('aria-label', `Read from your question: “${words}”`);
+			textEl.createDiv({ cls: 'vask-time-range-words', text: `“${words}”` });
+		}
+		const all = chip.createEl('button', {
+			cls: 'vask-time-range-all',
+			text: 'Search all dates',
+			attr: { 'aria-label': 'Ask this question again over notes from any time' },
+		});
+		all.addEventListener('click', () => void this.searchAllDates(turn));
+	}
+
+	/** "14 Feb 2026" beside a source; marked when only the file's modification time says so. */
+	private renderSourceDate(s: Source, meta: HTMLElement): void {
+		const text = sourceDateText(s);
+		if (!text) return; // an index built before dates were read
+		const how = dateSourceText(s.date_source);
+		meta.createSpan({ cls: 'vask-source-date', text, attr: { 'aria-label': how ? `Written ${text}, ${how}` : `Written ${text}` } });
+		if (isFileTimeDate(s)) {
+			meta.createSpan({
+				cls: 'vask-source-date-kind',
+				text: 'file date',
+				attr: { 'aria-label': "No date in the note: this is the file's modification time, which sync tools and git checkouts rewrite" },
+			});
 		}
 	}
 

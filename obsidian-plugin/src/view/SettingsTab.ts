@@ -1,7 +1,7 @@
 /** Settings: server URL, token, retrieval, chat model, folders to leave out, connection test. */
 import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
 import { VaskClient } from '../lib/client';
-import { describeError } from '../lib/errors';
+import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
 import { describeHealth } from '../lib/health';
 import type { VaskHost } from './host';
@@ -26,7 +26,7 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Server URL')
-			.setDesc(`Where \`vask serve\` listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
+			.setDesc(`Where the vask server listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
 			.addText((t) =>
 				t
 					.setPlaceholder(DEFAULT_SETTINGS.serverUrl)
@@ -36,7 +36,7 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Token')
-			.setDesc('Printed by `vask token --vault "<vault path>"` in a terminal.')
+			.setDesc(`Printed by \`${tokenCommand(this.host.errorContext().vaultPath)}\`, run in a terminal from ${VASK_FOLDER}.`)
 			.addText((t) => {
 				t.inputEl.type = 'password';
 				t.setPlaceholder('token')
@@ -46,21 +46,25 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Passages per answer (top-k)')
-			.setDesc(`How many note passages an answer may use. Default: ${DEFAULT_SETTINGS.topK}`)
+			.setDesc('How many note passages an answer may use (1–50). Empty: the server’s default (VASK_TOP_K, 6 unless set).')
 			.addText((t) => {
 				t.inputEl.type = 'number';
-				t.setValue(String(s.topK)).onChange(async (v) => this.host.updateSettings({ topK: Number(v) }));
+				t.setPlaceholder('server default')
+					.setValue(s.topK === null ? '' : String(s.topK))
+					.onChange(async (v) => this.host.updateSettings({ topK: optionalNumber(v) }));
 			});
 
 		new Setting(containerEl)
 			.setName('Minimum similarity')
-			.setDesc(`Passages less similar than this (0–1) are left out. Default: ${DEFAULT_SETTINGS.minSimilarity}`)
+			.setDesc(
+				'Passages less similar than this (0–1) are left out. Empty: the server’s default (VASK_MIN_SIMILARITY, 0.25 unless set).',
+			)
 			.addText((t) => {
 				t.inputEl.type = 'number';
 				t.inputEl.step = '0.05';
-				t.setValue(String(s.minSimilarity)).onChange(async (v) =>
-					this.host.updateSettings({ minSimilarity: Number(v) }),
-				);
+				t.setPlaceholder('server default')
+					.setValue(s.minSimilarity === null ? '' : String(s.minSimilarity))
+					.onChange(async (v) => this.host.updateSettings({ minSimilarity: optionalNumber(v) }));
 			});
 
 		new Setting(containerEl)
@@ -120,4 +124,9 @@ export class VaskSettingTab extends PluginSettingTab {
 			if (plain.hint) result.createDiv({ cls: 'vask-test-hint', text: plain.hint });
 		}
 	}
+}
+
+/** An emptied field means "not set" (the server's default), not 0. */
+function optionalNumber(text: string): number | null {
+	return text.trim() === '' ? null : Number(text);
 }

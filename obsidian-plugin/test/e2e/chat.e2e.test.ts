@@ -4,11 +4,12 @@
  * `vask serve` (over a temp copy of sample_vault, with the test fake for
  * Ollama) through a same-origin streaming proxy.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
+import { sourceDateText } from '../../src/lib/time';
 import {
 	buildPage,
 	freePort,
@@ -20,8 +21,18 @@ import {
 } from './support';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+/** The README's picture of the chat pane: tracked, so written only when asked (VASK_SCREENSHOT). */
+const TRACKED_SCREENSHOT = join(repoRoot, 'docs', 'screenshot-chat.png');
+
+/** VASK_SCREENSHOT=1: the tracked file; another value: that path; unset (or 0): a temporary folder. */
+function screenshotPath(tmp: string): string {
+	const v = process.env.VASK_SCREENSHOT?.trim() ?? '';
+	if (v === '' || v === '0') return join(tmp, 'screenshot-chat.png');
+	return v === '1' ? TRACKED_SCREENSHOT : resolve(v);
+}
 const QUESTION = 'What is the pain rule during a run?';
+/** Names a time: the sample vault's daily notes are dated by name (Daily/2026-02-14.md). */
+const TIME_QUESTION = 'What did I write about running in February?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
 const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
@@ -31,19 +42,30 @@ let pageServer: PageServer;
 let deadServer: PageServer;
 let browser: Browser;
 let pageRoot: string | undefined;
+/** mtime of the tracked screenshot before the run, to check that it is left alone unless asked for. */
+let trackedMtime: number | null = null;
 const contexts: BrowserContext[] = [];
 
 interface OpenOptions {
 	server?: PageServer;
 	settings?: Record<string, unknown>;
 	activeFile?: string;
+	/** The browser's time zone (IANA name); default the machine's. */
+	timezoneId?: string;
+	/** Pins the page's clock (Date) to this moment; timers keep running. */
+	fixedTime?: string;
 }
 
 async function openPage(opts: OpenOptions = {}): Promise<Page> {
 	const server = opts.server ?? pageServer;
-	const context = await browser.newContext({ viewport: { width: 420, height: 780 }, deviceScaleFactor: 2 });
+	const context = await browser.newContext({
+		viewport: { width: 420, height: 780 },
+		deviceScaleFactor: 2,
+		...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
+	});
 	contexts.push(context);
 	const page = await context.newPage();
+	if (opts.fixedTime) await page.clock.setFixedTime(opts.fixedTime);
 	const errors: string[] = [];
 	page.on('pageerror', (e) => errors.push(String(e)));
 	await page.addInitScript((cfg) => {
@@ -91,7 +113,14 @@ async function fakeStats(): Promise<{ chat_calls: number; chat_streams_cancelled
 	return (await res.json()) as { chat_calls: number; chat_streams_cancelled: number };
 }
 
-function askBodies(server: PageServer): { question: string; history?: { role: string; content: string }[] }[] {
+interface AskBody {
+	question: string;
+	history?: { role: string; content: string }[];
+	now?: string;
+	read_time?: boolean;
+}
+
+function askBodies(server: PageServer): AskBody[] {
 	return server.requests.filter((r) => r.path === '/v1/ask').map((r) => JSON.parse(r.body));
 }
 
@@ -99,6 +128,7 @@ beforeAll(async () => {
 	if (!existsSync(CHROMIUM)) {
 		throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
 	}
+	trackedMtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
 	vask = await startVask();
 	const root = await buildPage();
 	pageRoot = root;
@@ -185,6 +215,15 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(await sourceLinks.count()).toBe(turn.sources.length);
 		expect(turn.sources.length).toBeGreaterThan(0);
 		expect(await sourceLinks.first().getAttribute('data-href')).toBe(turn.sources[0]!.link);
+		// Beside each source, when it was written; a date known only from the file's modification time
+		// (a copied vault: every undated note's file time is the copy's) is marked "file date".
+		const sourceItems = answer.locator('.vask-source');
+		const dateInfo = await sourceItems.evaluateAll((lis) =>
+			lis.map((li) => [li.querySelector('.vask-source-date')?.textContent ?? null, li.querySelector('.vask-source-date-kind')?.textContent ?? null]),
+		);
+		expect(dateInfo).toEqual(turn.sources.map((s) => [sourceDateText(s), s.date_source === 'file-time' ? 'file date' : null]));
+		expect(turn.sources.some((s) => s.date_source === 'file-time'), JSON.stringify(turn.sources.map((s) => s.date_source))).toBe(true);
+		expect(turn.sources.every((s) => typeof s.date === 'string')).toBe(true);
 
 		// The [Title] citation in the answer text is an internal link to the citation.
 		const citeLink = answer.locator('.vask-answer a.internal-link').first();
@@ -193,9 +232,14 @@ describe('vask chat view in Chromium against the real server', () => {
 
 		// Screenshot of the pane (mouse away from links).
 		await page.mouse.move(5, 5);
-		mkdirSync(dirname(SCREENSHOT), { recursive: true });
-		await page.screenshot({ path: SCREENSHOT });
-		expect(existsSync(SCREENSHOT)).toBe(true);
+		const screenshot = screenshotPath(pageRoot!); // the page folder is removed after the run
+		mkdirSync(dirname(screenshot), { recursive: true });
+		await page.screenshot({ path: screenshot });
+		expect(existsSync(screenshot)).toBe(true);
+		if (screenshot !== TRACKED_SCREENSHOT) {
+			const mtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
+			expect(mtime, `${TRACKED_SCREENSHOT} is only written with VASK_SCREENSHOT=1`).toBe(trackedMtime);
+		}
 
 		// Hover → Obsidian's page preview event; click → openLinkText(path#heading).
 		await citeLink.hover();
@@ -234,8 +278,11 @@ describe('vask chat view in Chromium against the real server', () => {
 			{ role: 'user', content: QUESTION },
 			{ role: 'assistant', content: first.content },
 		]);
-		// settings go with every question
-		expect(bodies[1]).toMatchObject({ top_k: 6, min_similarity: 0.25 });
+		// top-k and minimum similarity are not set in the plugin: the server's defaults apply
+		for (const body of bodies) {
+			expect(body).not.toHaveProperty('top_k');
+			expect(body).not.toHaveProperty('min_similarity');
+		}
 
 		await page.locator('.vask-new-chat').click();
 		expect(await page.locator('.vask-msg').count()).toBe(0);
@@ -244,6 +291,116 @@ describe('vask chat view in Chromium against the real server', () => {
 		const third = askBodies(pageServer).slice(before)[2]!;
 		expect(third.question).toBe('How often do I feed the sourdough starter in fridge mode?');
 		expect(third.history ?? []).toEqual([]);
+	});
+
+	it('top-k and minimum similarity: "server default" until set in the settings tab; old saved defaults count as unset', async () => {
+		// Settings saved by the previous version, which stored its defaults 6 and 0.25 whether chosen or not.
+		const page = await openPage({ settings: { topK: 6, minSimilarity: 0.25 } });
+		await page.evaluate(() => {
+			const tab = (window.__vask!.plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[] }).settingTabs[0]!;
+			tab.display();
+			tab.containerEl.classList.add('vask-test-settings');
+			document.body.appendChild(tab.containerEl);
+		});
+		const field = (name: string) =>
+			page.locator('.vask-test-settings .setting-item').filter({ hasText: name }).locator('input');
+		const topK = field('Passages per answer (top-k)');
+		const similarity = field('Minimum similarity');
+		for (const input of [topK, similarity]) {
+			expect(await input.getAttribute('placeholder')).toBe('server default');
+			expect(await input.inputValue()).toBe('');
+		}
+
+		const bodies = () => askBodies(pageServer) as unknown as Record<string, unknown>[];
+		const before = bodies().length;
+		await ask(page, QUESTION);
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(1);
+		expect(bodies()[before]).not.toHaveProperty('top_k');
+		expect(bodies()[before]).not.toHaveProperty('min_similarity');
+
+		await topK.fill('3');
+		await similarity.fill('0.3');
+		await ask(page, 'And what did the physio say about the shoes?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		expect(bodies()[before + 1]).toMatchObject({ top_k: 3, min_similarity: 0.3 });
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: 3, minSimilarity: 0.3, settingsVersion: 2 });
+
+		await topK.fill('');
+		await similarity.fill('');
+		await ask(page, 'How often do I feed the sourdough starter in fridge mode?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(3);
+		expect(bodies()[before + 2]).not.toHaveProperty('top_k');
+		expect(bodies()[before + 2]).not.toHaveProperty('min_similarity');
+		expect(await page.evaluate(() => window.__pluginData)).toMatchObject({ topK: null, minSimilarity: null });
+	});
+
+	it('a question naming a time: a chip says which dates were searched, dates are beside the sources; "Search all dates" answers again from any time', async () => {
+		// The asker's clock: 14 March 2026, 09:30 in Madrid (08:30 UTC). "In February" is February 2026 then.
+		const page = await openPage({ timezoneId: 'Europe/Madrid', fixedTime: '2026-03-14T08:30:00Z' });
+		const before = askBodies(pageServer).length;
+		await ask(page, TIME_QUESTION);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const answer = lastAnswer(page);
+
+		// `now` is the asker's local time with its offset, not UTC.
+		const first = askBodies(pageServer).slice(before)[0]!;
+		expect(first).toMatchObject({ question: TIME_QUESTION, now: '2026-03-14T09:30:00+01:00' });
+		expect(first).not.toHaveProperty('read_time');
+
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.timeRange).toEqual({ from: '2026-02-01', to: '2026-02-28', text: 'in February' });
+		const chip = answer.locator('.vask-time-range');
+		expect(await chip.count()).toBe(1);
+		expect(await chip.locator('.vask-time-range-label').innerText()).toBe('Notes from 1 Feb – 28 Feb 2026');
+		expect(await chip.locator('.vask-time-range-words').innerText()).toBe('“in February”');
+		expect(await chip.locator('.vask-time-range-label').getAttribute('aria-label')).toBe('Read from your question: “in February”');
+		// above the list of sources
+		const chipFirst = await answer.evaluate((el) => {
+			const c = el.querySelector('.vask-time-range')!;
+			const list = el.querySelector('.vask-sources-list')!;
+			return (c.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+		});
+		expect(chipFirst).toBe(true);
+
+		// Every source was written in February 2026 (a day in it, or a span that takes it in, such as a
+		// "## Q1 2026" section: what the server's range selects), and says when beside it.
+		expect(turn.sources.length).toBeGreaterThan(0);
+		for (const s of turn.sources) {
+			expect(s.date! <= '2026-02-28' && (s.date_end ?? s.date)! >= '2026-02-01', `${s.path}: ${s.date} – ${s.date_end}`).toBe(true);
+		}
+		expect(turn.sources.some((s) => s.date?.startsWith('2026-02-') && s.date_end === s.date)).toBe(true);
+		const shownDates = () =>
+			answer
+				.locator('.vask-source')
+				.evaluateAll((lis) => lis.map((li) => li.querySelector('.vask-source-date')?.textContent ?? null));
+		const febDates = await shownDates();
+		expect(febDates).toEqual(turn.sources.map((s) => sourceDateText(s)));
+		for (const d of febDates) expect(d).toMatch(/ 2026$/);
+		expect(febDates.some((d) => /^\d{1,2} Feb 2026$/.test(d!))).toBe(true);
+
+		// "Search all dates": the same question again, in place of this answer, with the time words not read.
+		await chip.locator('button.vask-time-range-all').click();
+		await expect.poll(() => askBodies(pageServer).length - before, { timeout: 10_000 }).toBe(2);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const again = askBodies(pageServer).slice(before)[1]!;
+		expect(again).toMatchObject({ question: TIME_QUESTION, read_time: false, now: '2026-03-14T09:30:00+01:00' });
+		expect(again.history ?? []).toEqual([]);
+		expect(await page.locator('.vask-msg-user').count()).toBe(1);
+		expect(await page.locator('.vask-msg-assistant').count()).toBe(1);
+		expect(await answer.locator('.vask-time-range').count()).toBe(0);
+
+		const all = (await conversation(page))[1] as AssistantTurn;
+		expect(all.status).toBe('done');
+		expect(all.timeRange).toBeNull();
+		expect(all.content.trim()).not.toBe('');
+		// From any time now: notes outside February are among the sources.
+		expect(all.sources.some((s) => !(s.date ?? '').startsWith('2026-02-')), JSON.stringify(all.sources.map((s) => s.date))).toBe(true);
+		expect(await shownDates()).toEqual(all.sources.map((s) => sourceDateText(s)));
+		// A date known only from the file's modification time is marked as such; others are not.
+		const marks = await answer
+			.locator('.vask-source')
+			.evaluateAll((lis) => lis.map((li) => li.querySelector('.vask-source-date-kind')?.textContent ?? null));
+		expect(marks).toEqual(all.sources.map((s) => (s.date_source === 'file-time' ? 'file date' : null)));
 	});
 
 	it('Stop aborts the answer and the server stops generating', async () => {
@@ -274,8 +431,8 @@ describe('vask chat view in Chromium against the real server', () => {
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
-		expect(text).toContain('vask server is not running. Start it with:');
-		expect(text).toContain(`vask serve --vault "${vask.vault}"`);
+		expect(text).toContain('vask server is not running. Start it in a terminal, from the vask folder (where you installed it):');
+		expect(text).toContain(`uv run vask serve --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('server_unreachable');
 	});
 
@@ -289,7 +446,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
 		expect(text).toContain('token is wrong or missing');
-		expect(text).toContain('vask token');
+		expect(text).toContain(`uv run vask token --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('unauthorized');
 	});
 
@@ -414,5 +571,47 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(JSON.parse(req.body)).toEqual({
 			paths: ['02 Areas/Cooking/Weeknight dal.md', '00 Inbox/Untitled.md', '00 Inbox/Renamed.md', '00 Inbox/Quick capture.md'],
 		});
+	});
+
+	it('a folder moved with 150 notes (300 paths) goes to /v1/reindex in requests of at most 200, all accepted', async () => {
+		const page = await openPage();
+		const reindexes = () => pageServer.requests.filter((r) => r.path === '/v1/reindex');
+		const before = reindexes().length;
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			for (let i = 0; i < 150; i++) app.vault.trigger('rename', new TFile(`Moved to/n${i}.md`), `Moved from/n${i}.md`);
+		});
+		await expect.poll(() => reindexes().slice(before).filter((r) => r.status !== undefined).length, { timeout: 10_000 }).toBe(2);
+		await page.waitForTimeout(300);
+		const sent = reindexes().slice(before);
+		expect(sent.map((r) => (JSON.parse(r.body) as { paths: string[] }).paths.length)).toEqual([200, 100]);
+		expect(sent.map((r) => r.status)).toEqual([202, 202]);
+		expect(await page.evaluate(() => window.__notices)).toEqual([]);
+	});
+
+	it('changed notes that cannot be sent for reindexing: a Notice says why, once while it keeps failing', async () => {
+		const page = await openPage({ server: deadServer });
+		const failures = () =>
+			page.evaluate(() => window.__notices.filter((n) => n.includes('could not send') && n.includes('for reindexing')));
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect.poll(failures, { timeout: 10_000 }).toHaveLength(1);
+		const [notice] = await failures();
+		expect(notice).toContain('could not send 1 changed note(s) for reindexing.');
+		expect(notice).toContain('vask server is not running.');
+		expect(notice).toContain(`uv run vask serve --vault "${vask.vault}"`);
+		expect(notice).toContain('Vask: Reindex vault');
+		// the next save fails the same way: no second Notice
+		await page.evaluate(() => {
+			const { app, TFile } = window.__vask!;
+			app.vault.trigger('modify', new TFile('02 Areas/Cooking/Weeknight dal.md'));
+		});
+		await expect
+			.poll(() => deadServer.requests.filter((r) => r.path === '/v1/reindex').length, { timeout: 10_000 })
+			.toBe(2);
+		await page.waitForTimeout(300);
+		expect(await failures()).toHaveLength(1);
 	});
 });

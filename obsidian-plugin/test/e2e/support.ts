@@ -237,6 +237,8 @@ export interface ProxiedRequest {
 	method: string;
 	path: string;
 	body: string;
+	/** The server's HTTP status, once it answered. */
+	status?: number;
 }
 
 export interface PageServer {
@@ -267,9 +269,11 @@ export async function startPageServer(root: string, target: string): Promise<Pag
 				if (HOP_BY_HOP.has(k) || k === 'host' || k === 'origin' || k === 'referer') continue;
 				headers[k] = v;
 			}
+			const logged: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname + url.search, body: '' };
 			const up = http.request(
 				{ hostname: to.hostname, port: to.port, path: to.pathname + to.search, method: req.method, headers },
 				(upRes) => {
+					logged.status = upRes.statusCode;
 					const h: http.OutgoingHttpHeaders = {};
 					for (const [k, v] of Object.entries(upRes.headers)) if (!HOP_BY_HOP.has(k)) h[k] = v;
 					res.writeHead(upRes.statusCode ?? 502, h);
@@ -290,7 +294,6 @@ export async function startPageServer(root: string, target: string): Promise<Pag
 			res.on('close', () => {
 				if (!res.writableFinished) up.destroy();
 			});
-			const logged: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname + url.search, body: '' };
 			requests.push(logged);
 			req.on('data', (chunk: Buffer) => (logged.body += chunk.toString()));
 			req.pipe(up);

@@ -115,4 +115,72 @@ describe('ChatSession', () => {
 		const { user } = s.ask('  about this  ', 'notes/x.md');
 		expect(user.currentNote).toBe('notes/x.md');
 	});
+
+	it('keeps the time range the server searched, from "sources" and again from "done"', () => {
+		const s = new ChatSession();
+		const { assistant } = s.ask('What did I write about running in February?');
+		expect(assistant.timeRange).toBeNull();
+		expect(assistant.readTime).toBe(true);
+		const feb = { from: '2026-02-01', to: '2026-02-28', text: 'in February' };
+		s.apply(assistant, { type: 'sources', sources: [src], time_range: feb });
+		expect(assistant.timeRange).toEqual(feb);
+		s.apply(assistant, { type: 'done', answer: 'x', citations: [], sources: [src], declined: false, time_range: feb });
+		expect(assistant.timeRange).toEqual(feb);
+
+		// No time in the question: null; an older server that sends no time_range: null too.
+		const none = s.ask('q').assistant;
+		s.apply(none, { type: 'sources', sources: [src], time_range: null });
+		expect(none.timeRange).toBeNull();
+		const old = s.ask('q').assistant;
+		s.apply(old, { type: 'sources', sources: [src] });
+		s.apply(old, { type: 'done', answer: 'x', citations: [], sources: [src], declined: false });
+		expect(old.timeRange).toBeNull();
+	});
+
+	it('retry empties an answer in place and gives back its question and the history before it', () => {
+		const s = new ChatSession();
+		finish(s, 'q1', 'a1');
+		const { user, assistant } = s.ask('q2 in February', 'notes/x.md');
+		s.apply(assistant, {
+			type: 'sources',
+			sources: [src],
+			notice: 'a notice',
+			time_range: { from: '2026-02-01', to: '2026-02-28', text: 'in February' },
+		});
+		s.apply(assistant, { type: 'done', answer: 'a2', citations: [], sources: [src], declined: true });
+		finish(s, 'q3', 'a3');
+
+		const again = s.retry(assistant, { readTime: false });
+		expect(again).not.toBeNull();
+		expect(again!.user).toBe(user);
+		expect(again!.user.currentNote).toBe('notes/x.md');
+		// the conversation before q2 only: not q2's own answer, not what came after
+		expect(again!.history).toEqual([
+			{ role: 'user', content: 'q1' },
+			{ role: 'assistant', content: 'a1' },
+		]);
+		expect(assistant).toMatchObject({
+			content: '',
+			sources: [],
+			citations: [],
+			declined: false,
+			timeRange: null,
+			readTime: false,
+			status: 'waiting',
+		});
+		expect(assistant.notice).toBeUndefined();
+		expect(s.all).toHaveLength(6); // in place: no new turns
+
+		// the new answer streams into the same turn
+		s.apply(assistant, { type: 'sources', sources: [src], time_range: null });
+		s.apply(assistant, { type: 'done', answer: 'a2 from any time', citations: [], sources: [src], declined: false });
+		expect(s.history().map((m) => m.content)).toEqual(['q1', 'a1', 'q2 in February', 'a2 from any time', 'q3', 'a3']);
+	});
+
+	it('retry of a turn not in the session does nothing', () => {
+		const s = new ChatSession();
+		const { assistant } = s.ask('q');
+		s.clear();
+		expect(s.retry(assistant, { readTime: false })).toBeNull();
+	});
 });

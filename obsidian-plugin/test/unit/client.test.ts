@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { VaskClient, joinUrl, type FetchLike } from '../../src/lib/client';
+import { MAX_REINDEX_PATHS, VaskClient, joinUrl, type FetchLike } from '../../src/lib/client';
 import { ErrorCode, VaskError } from '../../src/lib/errors';
 import type { AskEvent, StatusEvent } from '../../src/lib/types';
 
@@ -65,12 +67,10 @@ describe('joinUrl', () => {
 	it('joins without doubling slashes and rejects non-http URLs', () => {
 		expect(joinUrl('http://127.0.0.1:8765/', '/v1/ask')).toBe('http://127.0.0.1:8765/v1/ask');
 		expect(joinUrl(' http://localhost:1// ', '/v1/health')).toBe('http://localhost:1/v1/health');
-		expect(() => joinUrl('127.0.0.1:8765', '/v1/ask')).toThrow(VaskError);
-		try {
-			joinUrl('ftp://x', '/v1');
-		} catch (err) {
-			expect((err as VaskError).code).toBe(ErrorCode.badSettings);
-		}
+		const badSettings = expect.objectContaining({ name: 'VaskError', code: ErrorCode.badSettings });
+		expect(() => joinUrl('127.0.0.1:8765', '/v1/ask')).toThrow(badSettings);
+		expect(() => joinUrl('ftp://x', '/v1')).toThrow(badSettings);
+		expect(() => joinUrl('ftp://x', '/v1')).toThrow('is not an http:// address');
 	});
 });
 
@@ -227,6 +227,50 @@ describe('VaskClient JSON endpoints', () => {
 		await client.reindex(['a.md', 'b.md']);
 		expect(JSON.parse(f.calls[2]!.init.body as string)).toEqual({ paths: ['a.md', 'b.md'] });
 		expect(f.calls[2]!.init.method).toBe('POST');
+	});
+
+	it('reindex splits a long list (a folder moved) into requests the server accepts, sent one after the other', async () => {
+		const paths = Array.from({ length: 450 }, (_, i) => `Moved/n${i}.md`);
+		let inFlight = 0;
+		let most = 0;
+		const f = fakeFetch(async (call) => {
+			inFlight++;
+			most = Math.max(most, inFlight);
+			await new Promise((r) => setTimeout(r, 5));
+			inFlight--;
+			const n = (JSON.parse(call.init.body as string) as { paths: string[] }).paths.length;
+			// the server's rule: more than MAX_LIST_ITEMS paths is a 400
+			if (n > 200) return Response.json({ error: { code: 'bad_request', message: "'paths' has more than 200 items." } }, { status: 400 });
+			return Response.json({ queued: n }, { status: 202 });
+		});
+		const client = new VaskClient({ baseUrl: 'http://h:1', token: 't', fetch: f.fetch });
+		expect(await client.reindex(paths)).toEqual({ queued: 450 });
+		const sent = f.calls.map((c) => (JSON.parse(c.init.body as string) as { paths: string[] }).paths);
+		expect(sent.map((p) => p.length)).toEqual([200, 200, 50]);
+		expect(sent.flat()).toEqual(paths);
+		expect(most).toBe(1);
+		// nothing to send: no request
+		expect(await client.reindex([])).toEqual({ queued: 0 });
+		expect(f.calls).toHaveLength(3);
+	});
+
+	it('reindex stops at the first failed request and throws its error', async () => {
+		const paths = Array.from({ length: 450 }, (_, i) => `n${i}.md`);
+		const f = fakeFetch(() =>
+			f.calls.length === 2
+				? Response.json({ error: { code: 'internal', message: 'disk full' } }, { status: 500 })
+				: Response.json({ queued: 200 }, { status: 202 }),
+		);
+		const client = new VaskClient({ baseUrl: 'http://h:1', token: 't', fetch: f.fetch });
+		await expect(client.reindex(paths)).rejects.toMatchObject({ code: 'internal', message: 'disk full' });
+		expect(f.calls).toHaveLength(2);
+	});
+
+	it("MAX_REINDEX_PATHS is the server's limit (MAX_LIST_ITEMS in vask_server/web/validation.py)", () => {
+		const py = readFileSync(join(__dirname, '../../../vask_server/web/validation.py'), 'utf8');
+		const m = /^MAX_LIST_ITEMS = (\d+)$/m.exec(py);
+		expect(m, 'MAX_LIST_ITEMS is defined in validation.py').not.toBeNull();
+		expect(MAX_REINDEX_PATHS).toBe(Number(m![1]));
 	});
 
 	it('gives up after the time limit with code "timeout"', async () => {

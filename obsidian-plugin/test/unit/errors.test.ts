@@ -1,25 +1,31 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, VaskError, describeError, errorFromResponse, isAbortError, toVaskError } from '../../src/lib/errors';
 
 const ctx = { vaultPath: '/home/ann/Notes Vault', serverUrl: 'http://127.0.0.1:8765' };
 
 describe('describeError', () => {
-	it('server not running: tells the exact command with the vault path', () => {
+	it('server not running: tells the exact command with the vault path, as installed by the README (uv, from the vask folder)', () => {
 		const p = describeError(new TypeError('Failed to fetch'), ctx);
 		expect(p.code).toBe(ErrorCode.unreachable);
-		expect(p.message).toBe('vask server is not running. Start it with: `vask serve --vault "/home/ann/Notes Vault"`');
+		expect(p.message).toBe(
+			'vask server is not running. Start it in a terminal, from the vask folder (where you installed it): `uv run vask serve --vault "/home/ann/Notes Vault"`',
+		);
 		expect(p.hint).toContain('http://127.0.0.1:8765');
 	});
 
 	it('server not running without a known vault path uses a placeholder', () => {
 		const p = describeError(new VaskError(ErrorCode.unreachable, 'x'), {});
-		expect(p.message).toContain('vask serve --vault "<path to your vault>"');
+		expect(p.message).toContain('`uv run vask serve --vault "<path to your vault>"`');
 	});
 
 	it('401: says the token is wrong or missing and where to get it', () => {
 		const p = describeError(new VaskError('unauthorized', 'missing bearer token', '', 401), ctx);
 		expect(p.message).toMatch(/token is wrong or missing/);
-		expect(p.hint).toContain('`vask token --vault "/home/ann/Notes Vault"`');
+		expect(p.hint).toBe(
+			'In a terminal, from the vask folder (where you installed it), run `uv run vask token --vault "/home/ann/Notes Vault"` to print the token, then paste it into Settings → Vask → Token.',
+		);
 		expect(p.hint).toContain('Settings → Vask → Token');
 	});
 
@@ -73,5 +79,28 @@ describe('errorFromResponse / toVaskError', () => {
 		expect(toVaskError('str').code).toBe(ErrorCode.internal);
 		expect(isAbortError(new VaskError(ErrorCode.aborted, ''))).toBe(true);
 		expect(isAbortError(new VaskError(ErrorCode.timeout, ''))).toBe(false);
+	});
+});
+
+describe('commands in user-facing text', () => {
+	/** Every .ts file under src/, recursively. */
+	function sources(dir: string): string[] {
+		return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+			d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+		);
+	}
+
+	it('tell `uv run vask ...`: the README installs vask into .venv, so a bare `vask` is not on PATH', () => {
+		const files = sources(join(__dirname, '../../src'));
+		expect(files.length).toBeGreaterThan(10);
+		const offenders: string[] = [];
+		for (const file of files) {
+			const text = readFileSync(file, 'utf8');
+			// a command: `vask serve`... in backticks, or followed by its options
+			for (const m of text.matchAll(/(?<!uv run )\bvask (?:serve|token|index|status)\b(?=`| --)/g)) {
+				offenders.push(`${file}: ${text.slice(Math.max(0, m.index - 30), m.index + 30)}`);
+			}
+		}
+		expect(offenders).toEqual([]);
 	});
 });

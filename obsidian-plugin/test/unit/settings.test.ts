@@ -1,39 +1,90 @@
 import { describe, expect, it } from 'vitest';
+import { VaskClient } from '../../src/lib/client';
 import { describeHealth } from '../../src/lib/health';
 import { basenameNoExt, isMarkdownPath, linkText, stripMd } from '../../src/lib/paths';
-import { DEFAULT_SETTINGS, askParams, normalizeSettings, parseFolderList } from '../../src/lib/settings';
+import {
+	DEFAULT_SETTINGS,
+	SETTINGS_VERSION,
+	askParams,
+	normalizeSettings,
+	parseFolderList,
+	storedSettings,
+	updatedSettings,
+	type VaskSettings,
+} from '../../src/lib/settings';
+
+/** The JSON body VaskClient.ask posts for a question asked with these settings (as the chat view builds it). */
+async function askBody(settings: VaskSettings): Promise<Record<string, unknown>> {
+	let body = '';
+	const client = new VaskClient({
+		baseUrl: 'http://127.0.0.1:8765',
+		token: 't',
+		fetch: async (_url, init) => {
+			body = String(init?.body);
+			return new Response('{"type":"done","answer":"","citations":[],"sources":[],"declined":false}\n');
+		},
+	});
+	await client.ask({ question: 'q', ...askParams(settings) });
+	return JSON.parse(body) as Record<string, unknown>;
+}
 
 describe('settings', () => {
-	it('defaults match the documented ones', () => {
+	it('defaults match the documented ones: top-k and minimum similarity unset (the server decides)', () => {
 		expect(normalizeSettings(null)).toEqual({
 			serverUrl: 'http://127.0.0.1:8765',
 			token: '',
-			topK: 6,
-			minSimilarity: 0.25,
+			topK: null,
+			minSimilarity: null,
 			chatModel: '',
 			excludeFolders: '',
 		});
 	});
 
-	it('repairs stored values of the wrong type or range', () => {
+	it('repairs stored values of the wrong type or range; empty or not a number is unset', () => {
 		const s = normalizeSettings({ serverUrl: '  ', token: ' t ', topK: '12', minSimilarity: 7, chatModel: 3, extra: 1 });
 		expect(s).toEqual({ ...DEFAULT_SETTINGS, token: 't', topK: 12, minSimilarity: 1 });
-		expect(normalizeSettings({ topK: 'abc', minSimilarity: -1 })).toMatchObject({ topK: 6, minSimilarity: 0 });
+		expect(normalizeSettings({ topK: 'abc', minSimilarity: -1 })).toMatchObject({ topK: null, minSimilarity: 0 });
+		expect(normalizeSettings({ topK: '', minSimilarity: null, settingsVersion: 2 })).toMatchObject({ topK: null, minSimilarity: null });
+		expect(normalizeSettings({ topK: 0, minSimilarity: 0, settingsVersion: 2 })).toMatchObject({ topK: 1, minSimilarity: 0 });
 	});
 
+	it('reads the old defaults saved by version 1 (top-k 6, similarity 0.25) as unset, and values the user changed as set', () => {
+		const v1 = { serverUrl: 'http://127.0.0.1:8765', token: 't', topK: 6, minSimilarity: 0.25, chatModel: '', excludeFolders: '' };
+		expect(normalizeSettings(v1)).toMatchObject({ topK: null, minSimilarity: null, token: 't' });
+		expect(normalizeSettings({ ...v1, topK: 10 })).toMatchObject({ topK: 10, minSimilarity: null });
+		expect(normalizeSettings({ ...v1, minSimilarity: 0.4 })).toMatchObject({ topK: null, minSimilarity: 0.4 });
+	});
+
+	it('keeps 6 and 0.25 when the user sets them in this version (saved with the version, read back as set)', () => {
+		const set = updatedSettings(DEFAULT_SETTINGS, { topK: 6, minSimilarity: 0.25 });
+		expect(set).toMatchObject({ topK: 6, minSimilarity: 0.25 });
+		const saved = storedSettings(set);
+		expect(saved.settingsVersion).toBe(SETTINGS_VERSION);
+		expect(normalizeSettings(JSON.parse(JSON.stringify(saved)))).toEqual(set);
+		// and unset again
+		const unset = updatedSettings(set, { topK: null, minSimilarity: null });
+		expect(normalizeSettings(JSON.parse(JSON.stringify(storedSettings(unset))))).toMatchObject({ topK: null, minSimilarity: null });
+	});
 	it('parses the folder list', () => {
 		expect(parseFolderList(' Archive, /Templates/ ,,Daily\\Old , Archive')).toEqual(['Archive', 'Templates', 'Daily/Old']);
 		expect(parseFolderList('')).toEqual([]);
 	});
 
-	it('turns settings into ask parameters (filters and model only when set)', () => {
-		expect(askParams(DEFAULT_SETTINGS)).toEqual({ top_k: 6, min_similarity: 0.25 });
+	it('turns settings into ask parameters (only what is set here)', () => {
+		expect(askParams(DEFAULT_SETTINGS)).toEqual({});
+		expect(askParams({ ...DEFAULT_SETTINGS, topK: 6, minSimilarity: 0.25 })).toEqual({ top_k: 6, min_similarity: 0.25 });
 		expect(askParams({ ...DEFAULT_SETTINGS, chatModel: 'llama3.1:8b', excludeFolders: 'Archive, Templates' })).toEqual({
-			top_k: 6,
-			min_similarity: 0.25,
 			chat_model: 'llama3.1:8b',
 			filters: { exclude_folders: ['Archive', 'Templates'] },
 		});
+	});
+
+	it('the /v1/ask body leaves out top_k and min_similarity unless set, so VASK_TOP_K / VASK_MIN_SIMILARITY apply', async () => {
+		expect(await askBody(normalizeSettings(null))).toEqual({ question: 'q' });
+		// settings saved by version 1 with its defaults untouched
+		expect(await askBody(normalizeSettings({ token: 't', topK: 6, minSimilarity: 0.25 }))).toEqual({ question: 'q' });
+		expect(await askBody(updatedSettings(DEFAULT_SETTINGS, { topK: 3 }))).toEqual({ question: 'q', top_k: 3 });
+		expect(await askBody(updatedSettings(DEFAULT_SETTINGS, { minSimilarity: 0.4 }))).toEqual({ question: 'q', min_similarity: 0.4 });
 	});
 });
 

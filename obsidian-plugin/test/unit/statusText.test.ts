@@ -23,6 +23,16 @@ describe('statusBarText', () => {
 		expect(v.level).toBe('warn');
 	});
 
+	it('names skipped files as skipped, not failed, and does not warn for them alone', () => {
+		const skipped = statusBarText({ state: 'live', status: { ...base, skipped: 1 } });
+		expect(skipped.text).toBe('vask: indexed ✓ 57 notes (1 skipped)');
+		expect(skipped.level).toBe('ok');
+		const both = statusBarText({ state: 'live', status: { ...base, failed: 2, skipped: 1 } });
+		expect(both.text).toBe('vask: indexed ✓ 57 notes (2 failed, 1 skipped)');
+		expect(both.title).toContain('2 failed, 1 skipped');
+		expect(both.level).toBe('warn');
+	});
+
 	it('warns when Ollama is unreachable, with the server message in the tooltip', () => {
 		const v = statusBarText({ state: 'live', status: { ...base, ollama: { reachable: false }, message: 'Ollama down at :11434' } });
 		expect(v.text).toBe('vask: Ollama unreachable ⚠');

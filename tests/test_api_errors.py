@@ -1,0 +1,155 @@
+"""Every error the server sends is documented where a client looks for it: in the OpenAPI responses
+of the endpoint that sent it and in the README's table, both built from or held to the error
+classes. Each code is provoked here for real, and each documented (status, code) must be one the
+endpoint was seen to send, so the documents can neither miss a code nor claim one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from tests.web_helpers import Api, running_app
+from vask_server.errors import http_errors
+from vask_server.web import routes
+from vask_server.web.keys import SERVICES
+from vask_server.web.middleware import errors_middleware
+from vask_server.web.openapi import openapi_document
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+DOCUMENT = openapi_document()
+OPERATIONS = [(path, method) for path, item in DOCUMENT["paths"].items() for method in item]
+STREAMED = "stream"  # the status-like key of an error event in /v1/ask's stream
+
+
+class Seen:
+    """Errors provoked, by operation: {(path, method): {(status, code)}}."""
+
+    def __init__(self) -> None:
+        self.by_operation: dict[tuple[str, str], set[tuple[int | str, str]]] = {}
+
+    async def expect(self, api: Api, method: str, path: str, code: str, *, token: bool = True, **kwargs: Any) -> None:
+        headers = {**(api.auth if token else {}), **kwargs.pop("headers", {})}
+        response = await api.client.request(method, path, headers=headers, **kwargs)
+        body = await response.json()
+        assert body["error"]["code"] == code, (method, path, response.status, body)
+        assert body["error"]["message"], body
+        self.by_operation.setdefault((path, method.lower()), set()).add((response.status, code))
+
+    async def expect_event(self, api: Api, body: dict[str, Any], code: str) -> None:
+        events = await api.ask_events(body)
+        assert events[-1]["type"] == "error" and events[-1]["code"] == code, events[-1]
+        self.by_operation.setdefault(("/v1/ask", "post"), set()).add((STREAMED, code))
+
+
+def declared(path: str, method: str) -> set[tuple[int | str, str]]:
+    """The (status, code) pairs the OpenAPI document gives an operation, and its stream's codes."""
+    operation = DOCUMENT["paths"][path][method]
+    pairs: set[tuple[int | str, str]] = set()
+    for status, response in operation["responses"].items():
+        if int(status) < 400:
+            continue
+        narrowed = response["content"]["application/json"]["schema"]["allOf"][1]
+        pairs |= {(int(status), code) for code in narrowed["properties"]["error"]["properties"]["code"]["enum"]}
+    for content in operation["responses"].get("200", {}).get("content", {}).values():
+        if "code" in content["schema"].get("properties", {}):
+            pairs |= {(STREAMED, code) for code in content["schema"]["properties"]["code"]["enum"]}
+    return pairs
+
+
+def readme_codes() -> set[tuple[str, int]]:
+    section = README.split("## HTTP API", 1)[1].split("\n## ", 1)[0]
+    return {(code, int(status)) for code, status in re.findall(r"^\| `(\w+)` \| (\d{3}) \|", section, re.M)}
+
+
+async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, settings_for, tmp_path, monkeypatch):
+    seen = Seen()
+    down = {"ollama_host": "http://127.0.0.1:9", "ollama_retries": 0}
+
+    # Before the first index is built (and Ollama down, so that it stays unbuilt)
+    async with running_app(settings_for(vault, index_dir=tmp_path / "unbuilt", **down), wait=False) as api:
+        await seen.expect(api, "POST", "/v1/search", "not_indexed", json={"query": "sourdough"})
+        await seen.expect(api, "GET", "/v1/related", "not_indexed", params={"path": "Daily/2026-02-14.md"})
+        await seen.expect_event(api, {"question": "sourdough"}, "not_indexed")
+
+    async with running_app(settings_for(vault, ollama_retries=0)) as api:
+        for path, method in OPERATIONS:
+            if method == "options":
+                preflight = {"Access-Control-Request-Method": "POST"}
+                await seen.expect(
+                    api, "OPTIONS", path, "forbidden_origin", headers={**preflight, "Origin": "https://evil.example"}
+                )
+                await seen.expect(api, "OPTIONS", path, "forbidden_host", headers={**preflight, "Host": "evil.example"})
+                continue
+            await seen.expect(api, method, path, "unauthorized", token=False, headers={"Authorization": "Bearer no"})
+            await seen.expect(api, method, path, "forbidden_host", headers={"Host": "evil.example"})
+        for path in ("/v1/search", "/v1/ask", "/v1/reindex"):
+            await seen.expect(api, "POST", path, "bad_request", data="{broken")
+            await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
+        await seen.expect(api, "GET", "/v1/related", "bad_request")
+        await seen.expect(api, "GET", "/v1/related", "not_found", params={"path": "Nowhere/Missing.md"})
+        fake_ollama.fake.fail_next = 1  # the query's embedding fails with HTTP 500, no retries left
+        await seen.expect(api, "POST", "/v1/search", "ollama_error", json={"query": "sourdough"})
+        fake_ollama.fake.fail_next = 1
+        await seen.expect_event(api, {"question": "sourdough"}, "ollama_error")
+        await seen.expect_event(api, {"question": "sourdough starter", "chat_model": "llama9:400b"}, "model_missing")
+        # routing: no such endpoint, no such method (documented once, for the whole API)
+        await seen.expect(api, "GET", "/v1/nothing", "not_found")
+        await seen.expect(api, "GET", "/v1/search", "method_not_allowed")
+
+        def broken(*_: object) -> Any:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(api.client.app[SERVICES].qa, "_ask", broken)
+        await seen.expect_event(api, {"question": "sourdough"}, "internal")
+        for name in ("_services", "_live", "openapi_document"):
+            monkeypatch.setattr(routes, name, broken)
+        for path, method in OPERATIONS:
+            if method != "options":
+                await seen.expect(api, method, path, "internal", json={})
+        monkeypatch.undo()
+
+    # Ollama down after the index was built: a search falls back to keywords, an answer cannot be written
+    async with running_app(settings_for(vault, **down), wait=False) as api:
+        assert (await api.search("sourdough starter"))["mode"] == "keyword"
+        await seen.expect_event(api, {"question": "sourdough starter"}, "ollama_unavailable")
+
+    routing = seen.by_operation.pop(("/v1/nothing", "get")) | seen.by_operation.pop(("/v1/search", "get"))
+    assert {code for _, code in routing} <= set(DOCUMENT["components"]["schemas"]["ErrorCode"]["enum"])
+    assert all(code in DOCUMENT["info"]["description"] for _, code in routing)
+    # each operation documents exactly the errors it was seen to send
+    for path, method in OPERATIONS:
+        assert declared(path, method) == seen.by_operation.get((path, method), set()), (path, method)
+    # every code a client can receive was provoked, and the README's table has each with its status
+    codes = {(cls.code, cls.status) for cls in http_errors()}
+    provoked = {code for pairs in seen.by_operation.values() for _, code in pairs} | {c for _, c in routing}
+    assert provoked == {code for code, _ in codes}
+    assert readme_codes() == codes
+    assert DOCUMENT["components"]["schemas"]["ErrorCode"]["enum"] == [cls.code for cls in http_errors()]
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [
+        (web.HTTPUnsupportedMediaType, "bad_request"),
+        (web.HTTPTooManyRequests, "bad_request"),
+        (web.HTTPBadGateway, "internal"),
+    ],
+)
+async def test_an_aiohttp_error_without_a_class_still_gets_a_documented_code(raised, code):
+    """aiohttp raises only 404, 405 and 413 today; any other status must not invent a code."""
+
+    async def handler(_: web.Request) -> web.Response:
+        raise raised()
+
+    app = web.Application(middlewares=[errors_middleware])
+    app.router.add_get("/", handler)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        response = await client.get("/")
+        body = await response.json()
+    documented = {cls.code: cls.status for cls in http_errors()}
+    assert body["error"]["code"] == code and response.status == documented[code]

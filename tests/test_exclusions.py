@@ -1,0 +1,99 @@
+"""Notes a user keeps out: absent from search, answers and related notes, and from every table at every
+version LanceDB keeps on disk, after one sync; and the rules come from VASK_EXCLUDE, Obsidian's
+Excluded files (read anew while the server runs) and the note's own frontmatter."""
+
+import asyncio
+import json
+from pathlib import Path
+
+from tests.web_helpers import running_app
+from vask_server.services.context import index_status, open_services
+
+MARKERS = {
+    "Private/Therapy.md": "zqxtherapyword",
+    "Journal/Salary talk.md": "zqxsalaryword",
+    "Health/Results.md": "zqxhealthword",
+}
+
+
+def _write_private_notes(vault: Path) -> None:
+    for path, marker in MARKERS.items():
+        note = vault / path
+        note.parent.mkdir(parents=True, exist_ok=True)
+        front = "---\nvask: exclude\n---\n" if path.startswith("Health/") else ""
+        note.write_text(f"{front}# {note.stem}\n\nOnly for me: {marker} and how I felt about it.\n", "utf-8")
+    (vault / "Links to private.md").write_text("# Index\n\nSee [[Therapy]] and [[Salary talk]].\n", "utf-8")
+
+
+async def _traces(services, markers) -> list[str]:
+    """Every row of every table at every version still kept, searched for the markers and the paths."""
+    found = []
+    names = (await services.store._db.list_tables()).tables
+    for name in names:
+        table = await services.store._db.open_table(name)
+        for version in await table.list_versions():
+            number = version["version"] if isinstance(version, dict) else version.version
+            await table.checkout(number)
+            rows = (await table.query().to_arrow()).drop_columns(
+                [c for c in ("vector",) if c in (await table.schema()).names]
+            )
+            dump = json.dumps(rows.to_pylist(), default=str)
+            found.extend(f"{name}@{number}: {m}" for m in markers if m in dump)
+        await table.checkout_latest()
+    return found
+
+
+async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync(fake_ollama, vault, settings_for):
+    _write_private_notes(vault)
+    settings = settings_for(vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        # indexed as anything else first (the Health note opts out on its own, so it never is)
+        assert len(await _traces(services, ["zqxtherapyword", "zqxsalaryword"])) >= 2
+        assert await _traces(services, ["zqxhealthword"]) == []
+    (vault / ".obsidian" / "app.json").write_text(json.dumps({"userIgnoreFilters": ["Journal/"]}), "utf-8")
+    excluding = settings_for(vault, exclude=("Private/**",))
+    async with open_services(excluding) as services:
+        report = await services.indexer.sync()
+        assert report.excluded == {
+            "VASK_EXCLUDE Private/**": 1,
+            "Obsidian excluded files Journal/": 1,
+            "frontmatter vask: exclude": 1,
+        }
+        secrets = [*MARKERS.values(), *MARKERS]
+        assert await _traces(services, secrets) == []
+        for marker in MARKERS.values():
+            result = await services.searcher.search(marker, top_k=10, min_similarity=0.0)
+            assert all(hit.path not in MARKERS for hit in result.hits)
+        status = await index_status(services)
+        assert status["excluded"] == report.excluded
+        assert not any(path in json.dumps(status) for path in MARKERS)  # counts by rule, never names
+
+
+async def test_excluded_notes_reach_no_answer_source_or_related_note(fake_ollama, vault, settings_for):
+    _write_private_notes(vault)
+    async with running_app(settings_for(vault, exclude=("Private/**", "Journal/**"))) as api:
+        events = await api.ask_events({"question": "what did I write about therapy, and how I felt about it?"})
+        sources = [s["path"] for e in events for s in e.get("sources", [])]
+        assert not set(sources) & set(MARKERS)
+        for request in [*fake_ollama.fake.chat_requests, {"input": fake_ollama.fake.embedded_texts}]:
+            assert not any(marker in json.dumps(request) for marker in MARKERS.values())
+        related = await (await api.get("/v1/related?path=Links%20to%20private.md")).json()
+        assert related["related"] and not {r["path"] for r in related["related"]} & set(MARKERS)
+
+
+async def test_obsidians_excluded_files_change_takes_effect_while_serving(fake_ollama, vault, settings_for):
+    _write_private_notes(vault)
+    async with running_app(settings_for(vault), watch=True) as api:
+        before = await api.search("zqxtherapyword", top_k=5, min_similarity=0.0)
+        assert any(h["path"] == "Private/Therapy.md" for h in before["hits"])
+        syncs = api.live.syncs
+        (vault / ".obsidian" / "app.json").write_text(json.dumps({"userIgnoreFilters": ["Private/"]}), "utf-8")
+        for _ in range(100):
+            if api.live.syncs > syncs and api.live.state == "idle":
+                break
+            await asyncio.sleep(0.1)
+        after = await api.search("zqxtherapyword", top_k=5, min_similarity=0.0)
+        assert all(h["path"] != "Private/Therapy.md" for h in after["hits"])
+        status = await (await api.get("/v1/status")).json()
+        assert status["excluded"] == {"Obsidian excluded files Private/": 1, "frontmatter vask: exclude": 1}
