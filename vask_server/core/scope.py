@@ -1,0 +1,153 @@
+"""Scope in a question: `[[Note]]`, `#tag` and `path:Folder` (Obsidian's own search operator) limit
+retrieval to those notes, tags (with their children) or folders. Pure: what the index holds comes in
+as a `Directory`.
+
+"in [[Project X]], what did we decide about pricing?" → search "what did we decide about pricing?"
+within Project X. A mention that matches nothing is an error naming the closest names, never a silent
+search of the whole vault.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from vask_server.core.links import note_name
+from vask_server.core.parse import normalize_tag
+
+# [[Note]], [[Folder/Note|alias]], [[Note#Heading]]: the target before | and #
+_NOTE_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# #tag as Obsidian writes it: letters, digits, _ - /, at least one non-digit, after a space or the start
+_TAG_RE = re.compile(r"(?:(?<=^)|(?<=[\s(,;]))#([\w/-]*[^\W\d][\w/-]*)")
+# path:Folder or path:"Folder with spaces"
+_FOLDER_RE = re.compile(r"(?<![\w])path:(?:\"([^\"\n]+)\"|(\S+))", re.IGNORECASE)
+# "in [[X]]," "about #tag": the word that introduced a mention goes with it
+_LEAD_RE = re.compile(r"(?:\b(?:in|within|from|about|for|inside|en|dentro de|sobre)\s+)$", re.IGNORECASE)
+_CLOSEST = 3
+
+
+@dataclass(frozen=True)
+class Mention:
+    kind: str  # "note", "tag" or "folder"
+    written: str  # as in the question: "[[Project X]]", "#running", 'path:"01 Projects"'
+    value: str  # the name, tag or folder it names
+
+
+@dataclass(frozen=True)
+class Scope:
+    notes: tuple[str, ...] = ()  # vault-relative paths
+    tags: tuple[str, ...] = ()  # the tags named, and the nested tags they include
+    folders: tuple[str, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.notes or self.tags or self.folders)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"notes": list(self.notes), "tags": list(self.tags), "folders": list(self.folders)}
+
+
+@dataclass(frozen=True)
+class Directory:
+    """What the index holds that a mention can name."""
+
+    notes: Sequence[str]  # vault-relative paths with .md
+    tags: Iterable[str]  # lower-case, without '#'
+    titles: dict[str, str] = field(default_factory=dict)  # path → title, when it differs from the name
+
+    def folders(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.notes:
+            folder = posixpath.dirname(path)
+            while folder:
+                out.add(folder)
+                folder = posixpath.dirname(folder)
+        return out
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    mention: Mention
+    closest: tuple[str, ...]  # how to write what the index does hold, closest first
+
+    def message(self) -> str:
+        what = {"note": "note", "tag": "tag", "folder": "folder"}[self.mention.kind]
+        return f"No {what} {self.mention.written} in the index."
+
+    def hint(self) -> str:
+        if not self.closest:
+            return "Check the spelling, or ask without it to search every note."
+        return f"Closest: {', '.join(self.closest)}."
+
+
+def find_mentions(question: str) -> tuple[list[Mention], str]:
+    """The scope mentions of a question, and the question without them (and the "in" before them)."""
+    mentions: list[Mention] = []
+    spans: list[tuple[int, int]] = []
+    for match in _NOTE_RE.finditer(question):
+        mentions.append(Mention("note", match[0], match[1].strip()))
+        spans.append(match.span())
+    for match in _FOLDER_RE.finditer(question):
+        mentions.append(Mention("folder", match[0], (match[1] or match[2]).strip().strip("/")))
+        spans.append(match.span())
+    taken = [range(*span) for span in spans]
+    for match in _TAG_RE.finditer(question):
+        if any(match.start() in r for r in taken):
+            continue  # a '#' inside [[Note#Heading]]
+        mentions.append(Mention("tag", match[0], normalize_tag(match[1])))
+        spans.append(match.span())
+    if not mentions:
+        return [], question
+    text = question
+    for start, end in sorted(spans, reverse=True):
+        lead = _LEAD_RE.search(text[:start])
+        start = lead.start() if lead else start
+        text = text[:start] + " " + text[end:]
+    text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
+    return mentions, re.sub(r"^[,;:]\s*", "", text).strip()
+
+
+def resolve(mentions: Sequence[Mention], directory: Directory) -> tuple[Scope, list[Unmatched]]:
+    """The notes, tags and folders the mentions name in this index; those that name nothing, each
+    with the closest names it holds."""
+    by_name: dict[str, list[str]] = {}
+    for path in directory.notes:
+        for name in {note_name(path).lower(), path[:-3].lower(), directory.titles.get(path, "").lower()} - {""}:
+            by_name.setdefault(name, []).append(path)
+    tags = sorted(set(directory.tags))
+    folders = sorted(directory.folders())
+    notes: list[str] = []
+    chosen_tags: list[str] = []
+    chosen_folders: list[str] = []
+    unmatched: list[Unmatched] = []
+    for mention in mentions:
+        if mention.kind == "note":
+            key = mention.value.lower().removesuffix(".md")
+            found = by_name.get(key)
+            if found:
+                notes.extend(p for p in sorted(found) if p not in notes)
+            else:
+                close = difflib.get_close_matches(key, list(by_name), n=2 * _CLOSEST, cutoff=0.5)
+                names = dict.fromkeys(f"[[{_display(by_name[c][0])}]]" for c in close)  # a name and a path: one note
+                unmatched.append(Unmatched(mention, tuple(names)[:_CLOSEST]))
+        elif mention.kind == "tag":
+            nested = [t for t in tags if t == mention.value or t.startswith(mention.value + "/")]
+            if nested:
+                chosen_tags.extend(t for t in nested if t not in chosen_tags)
+            else:
+                close = difflib.get_close_matches(mention.value, tags, n=_CLOSEST, cutoff=0.5)
+                unmatched.append(Unmatched(mention, tuple(f"#{c}" for c in close)))
+        else:
+            wanted = {f.lower(): f for f in folders}.get(mention.value.lower())
+            if wanted:
+                chosen_folders.append(wanted)
+            else:
+                close = difflib.get_close_matches(mention.value, folders, n=_CLOSEST, cutoff=0.5)
+                unmatched.append(Unmatched(mention, tuple(f'path:"{c}"' for c in close)))
+    return Scope(tuple(notes), tuple(chosen_tags), tuple(chosen_folders)), unmatched
+
+
+def _display(path: str) -> str:
+    return note_name(path)
