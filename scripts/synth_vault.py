@@ -203,10 +203,17 @@ class _Writer:
         self.add(f"{'#' * level} {text}", "")
 
 
-def _note(rng: random.Random, title: str, titles: list[str], tag_pool: list[str], daily: bool) -> str:
+def _note(
+    rng: random.Random,
+    title: str,
+    titles: list[str],
+    tag_pool: list[str],
+    daily: bool,
+    median_words: float = MEDIAN_WORDS,
+) -> str:
     topic = rng.sample(_WORDS, 12)
     # Body words, frontmatter and the closing "Related" list aside; the last paragraph may run over.
-    target = int(min(MAX_WORDS - 200, max(MIN_WORDS, rng.lognormvariate(math.log(MEDIAN_WORDS), SIGMA))))
+    target = int(min(MAX_WORDS - 200, max(MIN_WORDS, rng.lognormvariate(math.log(median_words), SIGMA))))
     tags = rng.sample(tag_pool, rng.randint(0, 4))
     writer = _Writer(rng, topic, titles, tag_pool)
     front: list[str] = []
@@ -254,8 +261,9 @@ def _note(rng: random.Random, title: str, titles: list[str], tag_pool: list[str]
     return ("\n".join(front) + "\n" if front else "") + body
 
 
-def generate(out: Path, notes: int, seed: int = 1) -> dict[str, int]:
-    """Writes the vault (replacing `out`); returns counts. Deterministic for (notes, seed)."""
+def generate(out: Path, notes: int, seed: int = 1, median_words: float = MEDIAN_WORDS) -> dict[str, int]:
+    """Writes the vault (replacing `out`); returns counts. Deterministic for (notes, seed, median_words).
+    A smaller `median_words` makes many short notes (the 100,000-note benchmark vault: 350)."""
     rng = random.Random(f"vask-synth-{seed}-{notes}")
     if out.exists():
         shutil.rmtree(out)
@@ -274,7 +282,7 @@ def generate(out: Path, notes: int, seed: int = 1) -> dict[str, int]:
     for folder, title, daily in paths:
         directory = out / folder
         directory.mkdir(parents=True, exist_ok=True)
-        text = _note(rng, title, titles, tag_pool, daily)
+        text = _note(rng, title, titles, tag_pool, daily, median_words)
         words.append(len(text.split()))
         (directory / f"{title}.md").write_text(text, encoding="utf-8")
     (out / ".obsidian").mkdir()
@@ -293,10 +301,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--median-words", type=float, default=MEDIAN_WORDS, help="median body words a note")
     parser.add_argument("--out", type=Path, required=True, help="folder to create (replaced if it exists)")
     args = parser.parse_args()
     started = time.perf_counter()
-    counts = generate(args.out, args.notes, args.seed)
+    counts = generate(args.out, args.notes, args.seed, args.median_words)
     print(
         f"wrote {counts['notes']} notes, {counts['words']} words (per note: min {counts['min_words']}, median "
         f"{counts['median_words']}, max {counts['max_words']}), {counts['bytes'] / 1e6:.1f} MB to {args.out} "

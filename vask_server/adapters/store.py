@@ -43,12 +43,52 @@ _KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
 
 # Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
 # two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of int8 scalar-
-# quantised vectors) is built in the background, off the request path; unfiltered searches then
-# probe it and re-rank the best `_ANN_REFINE` x limit candidates with the full vectors, so scores stay
-# exact cosines. (Recall against exact search: docs/BENCHMARKS.md.)
+# quantised vectors) is built in the background, off the request path; searches then probe a share
+# of its partitions and re-rank the best `refine` x limit candidates with the full vectors, so scores
+# stay exact cosines. Every parameter comes from `ann_plan` (recall against exact search at each
+# size: docs/BENCHMARKS.md).
 VECTOR_INDEX_MIN_ROWS = 30_000
-_ANN_NPROBES = 20
+_ANN_ROWS_PER_PARTITION = 4_096
+_ANN_MAX_PARTITIONS = 1_024
+_ANN_PROBE_SHARE = 0.5  # of the partitions, at least `_ANN_MIN_PROBES`
+_ANN_MIN_PROBES = 20
 _ANN_REFINE = 5
+# An index trained on a table this many times smaller than it is now is made again (in the
+# background; the old one serves until the new one is ready): rows added later only join the
+# partitions trained before them, which grow and lose their shape.
+_ANN_REBUILD_GROWTH = 2.0
+_ANN_INDEX_PREFIX = "vector_ivf"  # + the partition count: what a later process reads the plan from
+
+
+@dataclass(frozen=True)
+class AnnPlan:
+    """How the ANN index of a table of some size is built and searched."""
+
+    partitions: int
+    nprobes: int
+    refine: int
+
+    @property
+    def index_name(self) -> str:
+        return f"{_ANN_INDEX_PREFIX}{self.partitions}"
+
+
+def ann_nprobes(partitions: int) -> int:
+    """Partitions a search probes in an index of `partitions`."""
+    return min(partitions, max(_ANN_MIN_PROBES, round(partitions * _ANN_PROBE_SHARE)))
+
+
+def ann_plan(rows: int) -> AnnPlan:
+    """The ANN index for a table of `rows` rows: the one place its parameters are chosen."""
+    partitions = max(1, min(_ANN_MAX_PARTITIONS, round(rows / _ANN_ROWS_PER_PARTITION)))
+    return AnnPlan(partitions=partitions, nprobes=ann_nprobes(partitions), refine=_ANN_REFINE)
+
+
+def ann_partitions_of(index_name: str) -> int | None:
+    """The partition count an index built by `ann_plan` has in its name; None for any other
+    (LanceDB's default name, from before the plan: its partitions are not known)."""
+    digits = index_name.removeprefix(_ANN_INDEX_PREFIX)
+    return int(digits) if index_name.startswith(_ANN_INDEX_PREFIX) and digits.isdigit() else None
 
 
 def _glibc_call(name: str, *args: int) -> None:
@@ -158,7 +198,9 @@ class Store:
         self._tables: dict[str, lancedb.AsyncTable] = {}
         self._columns: dict[str, frozenset[str]] = {}  # each open table's column names
         self._fts_ready: set[str] = set()
-        self._vector_indexed: set[str] = set()  # chunk tables that have an ANN index on `vector`
+        # Chunk tables that have an ANN index on `vector`: the partitions it was built with (None: not
+        # known, an index from before `ann_plan`).
+        self._vector_index: dict[str, int | None] = {}
         self._vector_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         # Goes up after every write of this process: with index.json's last_sync (whole seconds, and
@@ -212,13 +254,23 @@ class Store:
             names = set(existing.tables) if hasattr(existing, "tables") else set(existing)
             if name in names:
                 table = await self._db.open_table(name)
-                if "vector" in schema.names and any("vector" in i.columns for i in await table.list_indices()):
-                    self._vector_indexed.add(name)
+                if "vector" in schema.names:
+                    await self._read_vector_index(name, table)
             else:
                 table = await self._db.create_table(name, schema=schema, exist_ok=True)
             self._tables[name] = table
             self._columns[name] = frozenset((await table.schema()).names)
         return table
+
+    async def _read_vector_index(self, name: str, table: lancedb.AsyncTable) -> list[str]:
+        """Records the table's ANN index (its partitions), if it has one; returns the names of all
+        its indexes on `vector` (two while a rebuild is being swapped in)."""
+        names = [index.name for index in await table.list_indices() if "vector" in index.columns]
+        self._vector_index.pop(name, None)
+        if names:
+            known = [p for p in map(ann_partitions_of, names) if p is not None]
+            self._vector_index[name] = max(known) if len(known) == len(names) else None
+        return names
 
     async def has_dates(self, suffix: str, dimension: int) -> bool:
         """Whether this chunks table records dates (tables of an earlier format do not, until a sync
@@ -243,7 +295,7 @@ class Store:
         for name in (f"chunks_{suffix}", f"notes_{suffix}"):
             self._tables.pop(name, None)
             self._fts_ready.discard(name)
-            self._vector_indexed.discard(name)
+            self._vector_index.pop(name, None)
             try:
                 await self._db.drop_table(name)
             except Exception as exc:
@@ -412,28 +464,47 @@ class Store:
 
     async def index_vectors_later(self, suffix: str, dimension: int) -> None:
         """Once the table has `VECTOR_INDEX_MIN_ROWS` rows, starts building its ANN index in the
-        background, off the request path (searches stay exact until it is ready). A failed build is
-        tried again after the next sync; rows written later are folded into it by `compact`."""
+        background, off the request path (searches stay exact until it is ready); and builds it
+        again when the table has outgrown it (`_ANN_REBUILD_GROWTH`), or when it was built before
+        `ann_plan` (its parameters unknown), while the old one keeps serving. A failed build is tried
+        again after the next sync; rows written later are folded into it by `compact`."""
         name = f"chunks_{suffix}"
-        if name in self._vector_indexed or (self._vector_task is not None and not self._vector_task.done()):
+        if self._vector_task is not None and not self._vector_task.done():
             return
         table = await self.chunks(suffix, dimension)
-        if name in self._vector_indexed or await table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+        rows = await table.count_rows()
+        if rows < VECTOR_INDEX_MIN_ROWS:
             return
-        self._vector_task = asyncio.create_task(self._build_vector_index(name, table), name="vask-ann-index")
+        plan = ann_plan(rows)
+        if name in self._vector_index:
+            built = self._vector_index[name]
+            if built is not None and plan.partitions < built * _ANN_REBUILD_GROWTH:
+                return
+        self._vector_task = asyncio.create_task(self._build_vector_index(name, table, plan), name="vask-ann-index")
 
-    async def _build_vector_index(self, name: str, table: lancedb.AsyncTable) -> None:
+    async def _build_vector_index(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
         started = time.perf_counter()
         try:
-            if not any("vector" in index.columns for index in await table.list_indices()):
-                # IvfSq is accepted at run time though missing from the type hints of lancedb 0.40.
-                await table.create_index("vector", config=IvfSq(distance_type="cosine"))  # type: ignore[arg-type]
+            # IvfSq is accepted at run time though missing from the type hints of lancedb 0.40.
+            config = IvfSq(distance_type="cosine", num_partitions=plan.partitions)
+            await table.create_index("vector", config=config, name=plan.index_name, replace=True)  # type: ignore[arg-type]
+            for old in await self._read_vector_index(name, table):
+                if old != plan.index_name:  # the one it replaces: searches in flight keep their version
+                    await table.drop_index(old)
         except Exception as exc:  # e.g. a compaction committed meanwhile: the next sync tries again
-            log.warning("building the vector index of %s failed (%s); searches stay exact", name, exc)
+            log.warning("building the vector index of %s failed (%s); searches stay as they were", name, exc)
+            with contextlib.suppress(Exception):
+                await self._read_vector_index(name, table)
             return
-        self._vector_indexed.add(name)
+        self._vector_index[name] = plan.partitions
         release_memory()
-        log.info("vector index of %s ready in %.1f s", name, time.perf_counter() - started)
+        log.info(
+            "vector index of %s ready in %.1f s (%d partitions, %d probed)",
+            name,
+            time.perf_counter() - started,
+            plan.partitions,
+            plan.nprobes,
+        )
 
     async def forget_tables(self) -> None:  # (column names stay: a table's schema does not change)
         """Reconnects, dropping open table handles and the database's caches of them: after a large
@@ -458,8 +529,14 @@ class Store:
                 indices = await chunks.list_indices()
                 if any("search_text" in index.columns for index in indices):
                     await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
-                if name in self._vector_indexed:
-                    await chunks.create_index("vector", config=IvfSq(distance_type="cosine"), replace=True)  # type: ignore[arg-type]
+                if name in self._vector_index:
+                    plan = ann_plan(await chunks.count_rows())
+                    config = IvfSq(distance_type="cosine", num_partitions=plan.partitions)
+                    await chunks.create_index("vector", config=config, name=plan.index_name, replace=True)  # type: ignore[arg-type]
+                    for old in await self._read_vector_index(name, chunks):
+                        if old != plan.index_name:
+                            await chunks.drop_index(old)
+                    self._vector_index[name] = plan.partitions
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
                 for table in (chunks, notes):
@@ -485,12 +562,15 @@ class Store:
     ) -> list[dict[str, Any]]:
         table = await self.chunks(suffix, dimension)
         query = table.query().nearest_to(vector.astype(np.float32)).distance_type("cosine").limit(limit)
+        name = f"chunks_{suffix}"
         if where:
             # An ANN index probes only some partitions, so a filter can leave it with too few rows
             # (measured: a one-note filter found 0 of 17): filtered searches stay exact.
             query = query.where(where).bypass_vector_index()
-        elif f"chunks_{suffix}" in self._vector_indexed:
-            query = query.nprobes(_ANN_NPROBES).refine_factor(_ANN_REFINE)
+        elif name in self._vector_index:
+            partitions = self._vector_index[name]
+            nprobes = ann_nprobes(partitions) if partitions is not None else _ANN_MIN_PROBES
+            query = query.nprobes(nprobes).refine_factor(_ANN_REFINE)
         columns = [*self._hit_columns(suffix), "_distance", *(["vector"] if with_vectors else [])]
         result = await query.select(columns).to_arrow()
         rows = _rows_with_vectors(result)

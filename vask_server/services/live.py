@@ -37,6 +37,7 @@ class LiveIndex:
         self._retry_handle: asyncio.TimerHandle | None = None
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._task: asyncio.Task[None] | None = None
+        self._warm: asyncio.Task[None] | None = None
         self.state = "starting"
         self.in_progress: list[str] = []
         self.done = 0
@@ -83,10 +84,11 @@ class LiveIndex:
         self.debouncer.cancel()
         if self._retry_handle is not None:
             self._retry_handle.cancel()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._warm):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for queue in list(self._subscribers):
             queue.put_nowait({"type": "closed"})
 
@@ -129,6 +131,8 @@ class LiveIndex:
             self._retry_delay = 1.0
             await self._refresh_counts()  # before "idle", so whoever sees idle sees the new counts
             self.state = "indexing" if (self._queued or self._full_requested) else "idle"
+            if self.syncs == 0:  # the start-up sync: ready the first search's caches meanwhile
+                self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
             self.syncs += 1
         finally:
             self.in_progress = []

@@ -1,0 +1,145 @@
+"""The ANN index: parameters from the table's size, rebuilt as the table outgrows it, and searches
+that stay close to exact. Real LanceDB tables on disk, small (thresholds lowered for the test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lancedb.index import IvfSq
+
+from vask_server.adapters import store as store_module
+from vask_server.adapters.store import Store, ann_nprobes, ann_partitions_of, ann_plan, chunk_schema
+
+DIM = 16
+SUFFIX = "test_model_16"
+
+
+def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray) -> pa.Table:
+    """`count` chunk rows, 20 to a note, vectors scattered around `centres` (clustered, as text
+    embeddings are)."""
+    schema = chunk_schema(DIM)
+    picks = rng.integers(0, len(centres), count)
+    vectors = centres[picks] + 0.35 * rng.standard_normal((count, DIM))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"c{start + i}" for i in range(count)]
+    paths = [f"note{(start + i) // 20}.md" for i in range(count)]
+    columns: dict[str, list[object]] = {
+        "id": ids,
+        "path": paths,
+        "folder": [""] * count,
+        "title": paths,
+        "heading": [""] * count,
+        "anchor": [""] * count,
+        "line_start": [1] * count,
+        "line_end": [2] * count,
+        "ordinal": [i % 20 for i in range(count)],
+        "kind": ["chunk"] * count,
+        "hash": ids,
+        "text": ids,
+        "search_text": ids,
+        "tags": [[] for _ in range(count)],
+        "date": [None] * count,
+        "date_end": [None] * count,
+        "date_source": [None] * count,
+        "modified": [None] * count,
+    }
+    arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
+    flat = pa.array(vectors.astype(np.float16).reshape(-1), pa.float16())
+    return pa.Table.from_arrays([*arrays, pa.FixedSizeListArray.from_arrays(flat, DIM)], schema=schema)
+
+
+@pytest.fixture
+def small_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
+    monkeypatch.setattr(store_module, "_ANN_ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(store_module, "_ANN_MIN_PROBES", 2)
+
+
+def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() -> None:
+    sizes = [30_000, 124_000, 500_000, 2_000_000, 50_000_000]
+    plans = [ann_plan(rows) for rows in sizes]
+    partitions = [plan.partitions for plan in plans]
+    assert partitions == sorted(partitions) and partitions[0] < partitions[-2]
+    assert partitions[-1] == store_module._ANN_MAX_PARTITIONS  # bounded: the centroids are searched whole
+    for plan in plans:
+        assert 1 <= plan.nprobes <= plan.partitions
+        assert plan.nprobes >= min(plan.partitions, store_module._ANN_MIN_PROBES)
+        assert plan.refine >= 1
+        assert ann_partitions_of(plan.index_name) == plan.partitions
+    assert ann_nprobes(1) == 1
+    assert ann_partitions_of("vector_idx") is None  # LanceDB's own name: an index from before the plan
+
+
+async def test_the_index_is_built_from_the_plan_and_searches_find_the_exact_neighbours(
+    tmp_path: Path, small_plan: None
+) -> None:
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 2_000, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    plan = ann_plan(2_000)
+    assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [plan.index_name]
+
+    queries = centres[:20] + 0.35 * rng.standard_normal((20, DIM))
+    recalls = []
+    for query in queries.astype(np.float32):
+        got = await store.vector_search(SUFFIX, DIM, query, 50)
+        exact = await table.query().nearest_to(query).distance_type("cosine").limit(50).bypass_vector_index().to_arrow()
+        recalls.append(len({r["id"] for r in got} & set(exact["id"].to_pylist())) / 50)
+        scores = [r["score"] for r in got]
+        assert scores == sorted(scores, reverse=True)  # re-ranked with the full vectors
+    assert np.mean(recalls) >= 0.95 and min(recalls) >= 0.8, recalls
+
+
+async def test_an_outgrown_index_is_built_again_and_another_process_reads_its_plan(
+    tmp_path: Path, small_plan: None
+) -> None:
+    rng = np.random.default_rng(2)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 1_000, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    first = ann_plan(1_000).index_name
+
+    await table.add(_rows(1_000, 500, rng, centres))  # 1.5x: not outgrown yet
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [first]
+
+    await table.add(_rows(1_500, 1_500, rng, centres))  # 3x the rows it was trained on
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    grown = ann_plan(3_000)
+    assert grown.partitions >= 2 * ann_plan(1_000).partitions
+    assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [grown.index_name]
+
+    other = await Store.open(tmp_path)  # a later process: the plan is read from the index's name
+    await other.chunks(SUFFIX, DIM)
+    assert other._vector_index[f"chunks_{SUFFIX}"] == grown.partitions
+
+
+async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tmp_path: Path, small_plan: None) -> None:
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 1_200, rng, centres))
+    await table.create_index("vector", config=IvfSq(distance_type="cosine"))  # type: ignore[arg-type]
+    legacy = await Store.open(tmp_path)
+    await legacy.chunks(SUFFIX, DIM)
+    assert legacy._vector_index == {f"chunks_{SUFFIX}": None}  # indexed, parameters unknown
+    hits = await legacy.vector_search(SUFFIX, DIM, centres[0].astype(np.float32), 10)
+    assert len(hits) == 10  # the old index serves meanwhile
+    await legacy.index_vectors_later(SUFFIX, DIM)
+    await legacy.wait_background()
+    table = await legacy.chunks(SUFFIX, DIM)
+    names = [i.name for i in await table.list_indices() if "vector" in i.columns]
+    assert names == [ann_plan(1_200).index_name]
