@@ -1329,6 +1329,88 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     return record
 
 
+# The vaults of `sizes`: notes -> (seed, median words a note). 100,000 notes are shorter, so that the
+# three sizes reach ~124,000, ~494,000 and ~550,000 chunks (issue 16's vaults).
+SIZE_VAULTS = {10_000: (1, 850.0), 40_000: (7, 850.0), 100_000: (7, 350.0)}
+
+
+def run_sizes(args: argparse.Namespace) -> dict[str, Any]:
+    """Every size of `--sizes`: a vault, a full index in a fresh process (peak RSS by phase, with
+    hash-embed's vectors made in-process), restarts with nothing changed, /v1/search latency and
+    recall of the ANN list; then the figures side by side."""
+    from scripts.synth_vault import MEDIAN_WORDS, generate
+
+    work: Path = args.work
+    record: dict[str, Any] = {"machine": machine(), "sizes": {}}
+    for notes in args.sizes:
+        seed, median = SIZE_VAULTS.get(notes, (args.seed, MEDIAN_WORDS))
+        vault = work / f"vault-{notes}-s{seed}-m{int(median)}"
+        index_dir = work / f"index-size-{notes}"
+        check_bench_dir(index_dir)
+        if not (vault / ".obsidian").is_dir() or args.fresh_vaults:
+            print(f"generating {vault} ...")
+            generate(vault, notes, seed=seed, median_words=median)
+        one: dict[str, Any] = {"vault": str(vault), "seed": seed, "median_words": median}
+        extra = ["--timeline"]
+        one["index"] = run_index_subprocess(vault, index_dir, args.ollama_host, LOCAL_HASH, extra)
+
+        def ns(**kw: Any) -> argparse.Namespace:
+            base = {"ollama_host": args.ollama_host, "json": None, "seed": args.seed, "work": work}
+            return argparse.Namespace(**{**base, **kw})
+
+        one["restart"] = run_restart(ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, runs=args.restarts))
+        one["query"] = run_query(
+            ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, queries=args.queries, mode="hybrid")
+        )
+        record["sizes"][str(notes)] = one
+        write_json(args.json, record)  # after each size: a long run keeps what it measured
+    print_sizes(record)
+    write_json(args.json, record)
+    return record
+
+
+def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The figures of each size, one row per figure."""
+    mib = 2**20
+    sizes = record["sizes"]
+
+    def each(fn: Callable[[dict[str, Any]], Any]) -> list[str]:
+        out = []
+        for one in sizes.values():
+            try:
+                out.append(str(fn(one)))
+            except (KeyError, TypeError):
+                out.append("—")
+        return out
+
+    return [
+        ("notes", each(lambda o: f"{o['index']['notes']:,}")),
+        ("chunks", each(lambda o: f"{o['index']['chunks_stored']:,}")),
+        ("full index (s)", each(lambda o: f"{o['index']['total_s']:.0f}")),
+        ("throughput (chunks/s)", each(lambda o: f"{o['index']['chunks_per_s']:,.0f}")),
+        ("ANN build after the sync (s)", each(lambda o: f"{o['index']['ann_index_after_sync_s']:.1f}")),
+        ("peak RSS of the index (MiB)", each(lambda o: f"{o['index']['peak_rss_bytes'] / mib:.0f}")),
+        ("index on disk (MiB)", each(lambda o: f"{o['index']['index_bytes'] / mib:.0f}")),
+        ("restart: ready (s, median)", each(lambda o: f"{o['restart']['ready_median_s']:.2f}")),
+        ("restart: embeddings", each(lambda o: o["restart"]["embeddings_max"])),
+        ("restart: first search (ms)", each(lambda o: f"{o['restart']['first_search_median_s'] * 1000:.0f}")),
+        ("/v1/search median (ms)", each(lambda o: f"{o['query']['server']['median_ms']:.1f}")),
+        ("/v1/search p95 (ms)", each(lambda o: f"{o['query']['server']['p95_ms']:.1f}")),
+        ("first search after a sync (ms)", each(lambda o: f"{o['query']['first_search_after_sync_ms']:.0f}")),
+        ("recall@50, mean", each(lambda o: f"{o['query']['vector_recall_at_50']['mean']:.3f}")),
+        ("recall@50, worst query", each(lambda o: f"{o['query']['vector_recall_at_50']['min']:.2f}")),
+    ]
+
+
+def print_sizes(record: dict[str, Any]) -> None:
+    rows = size_rows(record)
+    header = ["figure", *(f"{int(n):,} notes" for n in record["sizes"])]
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, values in rows:
+        print(f"| {name} | " + " | ".join(values) + " |")
+
+
 TARGETS = {
     "pipeline_chunks_per_s": (">=", 2000.0),
     "overhead_ratio": ("<=", 1.15),
@@ -1422,6 +1504,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-shim", action="store_true", help="never start ../shared/ollama-shim")
     common(p)
 
+    p = sub.add_parser("sizes", help="index, restart and query at each vault size; figures side by side")
+    p.add_argument("--sizes", default="10000,40000,100000", type=lambda v: [int(x) for x in v.split(",")])
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--restarts", type=int, default=3)
+    p.add_argument("--fresh-vaults", action="store_true", help="generate the vaults even if they exist")
+    common(p)
+
     p = sub.add_parser("index", help="full index of --vault into a fresh --index-dir, time split by stage")
     p.add_argument("--vault", type=Path, required=True)
     p.add_argument("--index-dir", type=Path, required=True)
@@ -1484,6 +1573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "related": run_related,
         "edits": run_edits,
         "memory": run_memory,
+        "sizes": run_sizes,
     }
     if getattr(args, "index_dir", None) is not None:
         check_bench_dir(args.index_dir)  # before anything starts (the step claims it when it runs)
