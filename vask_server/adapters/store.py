@@ -59,7 +59,7 @@ _ANN_MAX_PARTITIONS = 1_024
 # query 0.18): hash-embed's vectors have little cluster structure, so the share probed is what
 # recall follows (128 partitions: 25% 0.67, 50% 0.77, 75% 0.90, all 1.000). Probing all of them
 # still reads only the 1-byte codes kept in memory (105 ms against 2.5 s exact, same load).
-_ANN_PROBE_SHARE = 0.9  # of the partitions, at least `_ANN_MIN_PROBES`
+_ANN_PROBE_SHARE = 0.95  # of the partitions, at least `_ANN_MIN_PROBES`
 _ANN_MIN_PROBES = 20
 _ANN_REFINE = 5
 # An index trained on a table this many times smaller than it is now is made again (in the
