@@ -143,3 +143,35 @@ async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tm
     table = await legacy.chunks(SUFFIX, DIM)
     names = [i.name for i in await table.list_indices() if "vector" in i.columns]
     assert names == [ann_plan(1_200).index_name]
+
+
+async def test_filtered_searches_through_the_index_probe_further_until_enough_rows_pass(
+    tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(5)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 3_000, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    # A broad filter (half the rows): the same neighbours as the exact filtered search, or nearly.
+    broad = "ordinal < 10"
+    for probe in (centres[:10] + 0.35 * rng.standard_normal((10, DIM))).astype(np.float32):
+        got = await store.vector_search(SUFFIX, DIM, probe, 50, broad, approximate_filter=True)
+        wanted = await store.vector_search(SUFFIX, DIM, probe, 50, broad)
+        assert all(int(h["id"][1:]) % 20 < 10 for h in got)
+        assert len({h["id"] for h in got} & {h["id"] for h in wanted}) >= 45
+    # One note's 20 rows, scattered over the partitions, with 2 of the 30 probed at first: only
+    # probing further finds them all.
+    monkeypatch.setattr(store_module, "_ANN_PROBE_SHARE", 0.05)
+    query = centres[0].astype(np.float32)
+    one_note = "path = 'note7.md'"
+    hits = await store.vector_search(SUFFIX, DIM, query, 50, one_note, approximate_filter=True)
+    assert sorted(h["id"] for h in hits) == sorted(f"c{i}" for i in range(140, 160))
+    exact = await store.vector_search(SUFFIX, DIM, query, 50, one_note)
+    assert [h["id"] for h in hits] == [h["id"] for h in exact]
+    unwidened = (
+        await table.query().nearest_to(query).distance_type("cosine").limit(50).where(one_note).nprobes(2).to_arrow()
+    )
+    assert unwidened.num_rows < 20  # what a fixed probe count finds: the case the widening is for

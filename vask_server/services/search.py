@@ -301,7 +301,13 @@ class Searcher:
             )
         limit = max(config.candidates, top_k * 4)
         vector_search = self.store.vector_search(
-            index.suffix, index.dimension, vector, limit, where, with_vectors=topic is not None
+            index.suffix,
+            index.dimension,
+            vector,
+            limit,
+            where,
+            with_vectors=topic is not None,
+            approximate_filter=filters is None or not filters.paths,  # (notes named: few rows, exact)
         )
         text_rows: list[dict[str, Any]] = []
         notice: str | None = None
