@@ -13,6 +13,8 @@ export const ErrorCode = {
 	ollamaUnavailable: 'ollama_unavailable',
 	modelMissing: 'model_missing',
 	notIndexed: 'not_indexed',
+	/** A `[[Note]]`, `#tag` or `path:Folder` in the question that names nothing in the index. */
+	scopeNotFound: 'scope_not_found',
 	internal: 'internal',
 	// client-side
 	unreachable: 'server_unreachable',
@@ -35,6 +37,8 @@ export class VaskError extends Error {
 		super(message);
 	}
 }
+
+import { codeNames } from './scope';
 
 const CODE_BY_STATUS: Record<number, string> = {
 	400: ErrorCode.badRequest,
@@ -178,6 +182,14 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 				code: e.code,
 				message: serverMsg || 'The question or the conversation is too long for the server.',
 				hint: serverHint || 'Start a new chat, or ask a shorter question.',
+			};
+		case ErrorCode.scopeNotFound:
+			// The server's message names the mention and its hint the closest names; the chat pane
+			// also turns those names into buttons that ask again with them.
+			return {
+				code: e.code,
+				message: codeNames(serverMsg) || 'Your question names a note, tag or folder that is not in the index.',
+				hint: codeNames(serverHint) || 'Check the spelling, or ask without it to search every note.',
 			};
 		case ErrorCode.aborted:
 			return { code: e.code, message: 'Stopped.', hint: '' };

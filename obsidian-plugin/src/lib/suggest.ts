@@ -1,0 +1,246 @@
+/**
+ * Suggestions while typing a question: `[[` suggests notes, `#` suggests tags,
+ * as Obsidian's own editor does. Pure: what is typed, which notes and tags
+ * exist, what to insert. The popup that shows them is src/view/SuggestPopup.ts.
+ */
+
+export type TriggerKind = 'note' | 'tag';
+
+/** A mention being typed: from `start` (the `[[` or `#`) to the caret, `query` in between. */
+export interface Trigger {
+	kind: TriggerKind;
+	query: string;
+	start: number;
+	end: number;
+}
+
+/** Longest query still treated as a mention being typed (a stray `[[` far back is not). */
+const MAX_QUERY = 120;
+/** Characters of a tag as Obsidian writes them (letters, digits, `_`, `-`, `/`). */
+const TAG_CHAR = /[\p{L}\p{N}_\-/]/u;
+/** What may come before a `#` that starts a tag: the start, a space, an opening bracket, punctuation. */
+const BEFORE_TAG = /[\s(,;]/;
+
+/**
+ * The mention the caret is in, if any: `[[` not yet closed on this line, or a
+ * `#` at the start of a word followed by tag characters only.
+ */
+export function findTrigger(text: string, caret: number): Trigger | null {
+	const before = text.slice(0, caret);
+	const open = before.lastIndexOf('[[');
+	if (open !== -1) {
+		const query = before.slice(open + 2);
+		// Inside `[[...` until it is closed, a line ends, or a heading or alias part begins.
+		if (query.length <= MAX_QUERY && !/[\]\n|#[]/.test(query)) {
+			return { kind: 'note', query, start: open, end: caret };
+		}
+	}
+	let i = caret;
+	while (i > 0 && TAG_CHAR.test(before[i - 1]!)) i--;
+	if (i > 0 && before[i - 1] === '#') {
+		const hash = i - 1;
+		const prev = hash > 0 ? before[hash - 1]! : ' ';
+		const query = before.slice(i);
+		// "issue #12" is not a tag: Obsidian's tags have a character other than a digit.
+		if (BEFORE_TAG.test(prev) && query.length <= MAX_QUERY && !/^[\d/]+$/.test(query)) {
+			return { kind: 'tag', query, start: hash, end: caret };
+		}
+	}
+	return null;
+}
+
+/** A fuzzy match: its score (higher is better) and the matched ranges of the text, for highlighting. */
+export interface FuzzyMatch {
+	score: number;
+	ranges: [number, number][];
+}
+
+function isWordStart(text: string, i: number): boolean {
+	if (i === 0) return true;
+	const prev = text[i - 1]!;
+	const cur = text[i]!;
+	if (/[\s/\-_.()[\]]/.test(prev)) return true;
+	// camelCase: "sourdoughStarter"
+	return /\p{Ll}/u.test(prev) && /\p{Lu}/u.test(cur);
+}
+
+/**
+ * Every character of the query, in order, in the text (case-insensitive;
+ * spaces in the query are ignored), as Obsidian's fuzzy search matches.
+ * Consecutive characters and word starts score higher, gaps lower.
+ * Greedy from each possible first character, best kept. Null: no match.
+ */
+export function fuzzyMatch(query: string, text: string): FuzzyMatch | null {
+	const q = query.toLowerCase().replace(/\s+/g, '');
+	if (q === '') return { score: 0, ranges: [] };
+	const t = text.toLowerCase();
+	let best: FuzzyMatch | null = null;
+	for (let first = t.indexOf(q[0]!); first !== -1; first = t.indexOf(q[0]!, first + 1)) {
+		const m = matchFrom(q, text, t, first);
+		if (m && (!best || m.score > best.score)) best = m;
+	}
+	return best;
+}
+
+function matchFrom(q: string, text: string, t: string, first: number): FuzzyMatch | null {
+	const ranges: [number, number][] = [];
+	let score = 0;
+	let pos = first;
+	for (let k = 0; k < q.length; k++) {
+		// Prefer the next character right after the last one, else at a word start, else the first found.
+		let at = -1;
+		if (k === 0) at = first;
+		else if (t[pos] === q[k]) at = pos;
+		else {
+			const next = t.indexOf(q[k]!, pos);
+			if (next === -1) return null;
+			at = next;
+			for (let j = next; j !== -1; j = t.indexOf(q[k]!, j + 1)) {
+				if (isWordStart(text, j)) {
+					at = j;
+					break;
+				}
+			}
+		}
+		const last = ranges[ranges.length - 1];
+		if (last && last[1] === at) {
+			last[1] = at + 1;
+			score += 3; // consecutive
+		} else {
+			if (last) score -= Math.min(at - last[1], 10) * 0.2; // a gap
+			ranges.push([at, at + 1]);
+		}
+		if (isWordStart(text, at)) score += 2;
+		if (at === 0) score += 2;
+		pos = at + 1;
+	}
+	// Shorter texts with the same matches rank first ("Run" before "Running log").
+	score -= text.length * 0.01;
+	return { score, ranges };
+}
+
+/** A note that can be suggested. */
+export interface NoteCandidate {
+	/** Vault path with .md. */
+	path: string;
+	/** Name without folder and extension. */
+	basename: string;
+	/** Frontmatter aliases. */
+	aliases: string[];
+	/** Last modified (ms since epoch): with nothing typed yet, the most recent come first. */
+	mtime: number;
+}
+
+export interface NoteSuggestion {
+	kind: 'note';
+	note: NoteCandidate;
+	/** Set when the query matched an alias rather than the name. */
+	alias?: string;
+	/** What the match is shown on (the name, the alias or the path) and where the query matched it. */
+	matchedText: string;
+	match: FuzzyMatch;
+}
+
+export interface TagCandidate {
+	/** Without '#', as written in the notes ("health/knee"). */
+	tag: string;
+	/** Notes that use it. */
+	count: number;
+}
+
+export interface TagSuggestion {
+	kind: 'tag';
+	tag: TagCandidate;
+	match: FuzzyMatch;
+}
+
+export type Suggestion = NoteSuggestion | TagSuggestion;
+
+export const SUGGEST_LIMIT = 20;
+
+function extensionless(path: string): string {
+	return path.replace(/\.md$/i, '');
+}
+
+/** Notes matching the query, best first: on the name, then aliases, then the whole path. */
+export function rankNotes(query: string, notes: readonly NoteCandidate[], limit = SUGGEST_LIMIT): NoteSuggestion[] {
+	const q = query.trim();
+	if (q === '') {
+		return [...notes]
+			.sort((a, b) => b.mtime - a.mtime || a.basename.localeCompare(b.basename))
+			.slice(0, limit)
+			.map((note) => ({ kind: 'note', note, matchedText: note.basename, match: { score: 0, ranges: [] } }));
+	}
+	const out: NoteSuggestion[] = [];
+	for (const note of notes) {
+		let best: NoteSuggestion | null = null;
+		const consider = (text: string, weight: number, alias?: string): void => {
+			const m = fuzzyMatch(q, text);
+			if (!m) return;
+			const score = m.score * weight;
+			if (!best || score > best.match.score) {
+				best = { kind: 'note', note, matchedText: text, match: { score, ranges: m.ranges } };
+				if (alias !== undefined) best.alias = alias;
+			}
+		};
+		consider(note.basename, 1);
+		for (const alias of note.aliases) consider(alias, 0.95, alias);
+		// The path only when the query names a folder ("Health/knee") or nothing else matched.
+		if (!best || q.includes('/')) consider(extensionless(note.path), 0.7);
+		if (best) out.push(best);
+	}
+	out.sort(
+		(a, b) =>
+			b.match.score - a.match.score || b.note.mtime - a.note.mtime || a.note.path.localeCompare(b.note.path),
+	);
+	return out.slice(0, limit);
+}
+
+/** Tags matching the query, best first; with nothing typed, the most used. */
+export function rankTags(query: string, tags: readonly TagCandidate[], limit = SUGGEST_LIMIT): TagSuggestion[] {
+	const q = query.trim().replace(/^#/, '');
+	const out: TagSuggestion[] = [];
+	for (const tag of tags) {
+		const m = fuzzyMatch(q, tag.tag);
+		if (!m) continue;
+		// A tag that starts with what was typed (or one of its nested parts does) comes first.
+		const parts = tag.tag.toLowerCase().split('/');
+		const prefix = q !== '' && parts.some((_, i) => parts.slice(i).join('/').startsWith(q.toLowerCase()));
+		out.push({ kind: 'tag', tag, match: { score: m.score + (prefix ? 5 : 0), ranges: m.ranges } });
+	}
+	out.sort((a, b) => b.match.score - a.match.score || b.tag.count - a.tag.count || a.tag.tag.localeCompare(b.tag.tag));
+	return out.slice(0, limit);
+}
+
+/**
+ * The link text for a note, as Obsidian writes the shortest link: its name
+ * when no other note has it, else its path without .md.
+ */
+export function linktextFor(path: string, allPaths: readonly string[]): string {
+	const name = extensionless(path.slice(path.lastIndexOf('/') + 1)).toLowerCase();
+	const clash = allPaths.some((p) => p !== path && extensionless(p.slice(p.lastIndexOf('/') + 1)).toLowerCase() === name);
+	return clash ? extensionless(path) : extensionless(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** What a suggestion inserts: `[[Name]]`, `[[Name|alias]]` (matched on an alias), or `#tag`. */
+export function insertionText(s: Suggestion, allPaths: readonly string[]): string {
+	if (s.kind === 'tag') return `#${s.tag.tag}`;
+	const link = linktextFor(s.note.path, allPaths);
+	return s.alias ? `[[${link}|${s.alias}]]` : `[[${link}]]`;
+}
+
+/**
+ * The text with the mention being typed replaced by `insert`, and where the
+ * caret goes (after it and a space). A `]]` already right after the caret is
+ * taken in, not doubled.
+ */
+export function applySuggestion(text: string, trigger: Trigger, insert: string): { text: string; caret: number } {
+	let end = trigger.end;
+	if (trigger.kind === 'note' && text.startsWith(']]', end)) end += 2;
+	const after = text.slice(end);
+	const space = after === '' || !/^[\s?.!,;:)]/.test(after) ? ' ' : '';
+	const head = text.slice(0, trigger.start) + insert + space;
+	// With the space already there, the caret goes past it.
+	const caret = head.length + (space === '' && /^\s/.test(after) ? 1 : 0);
+	return { text: head + after, caret };
+}
