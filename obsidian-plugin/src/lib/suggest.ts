@@ -65,13 +65,14 @@ function isWordStart(text: string, i: number): boolean {
 }
 
 /**
- * Every character of the query, in order, in the text (case-insensitive;
- * spaces in the query are ignored), as Obsidian's fuzzy search matches.
+ * Every character of the query, in order, in the text (case-insensitive; a
+ * space in the query matches a space right there, else nothing), as
+ * Obsidian's fuzzy search matches.
  * Consecutive characters and word starts score higher, gaps lower.
  * Greedy from each possible first character, best kept. Null: no match.
  */
 export function fuzzyMatch(query: string, text: string): FuzzyMatch | null {
-	const q = query.toLowerCase().replace(/\s+/g, '');
+	const q = query.toLowerCase().trim().replace(/\s+/g, ' ');
 	if (q === '') return { score: 0, ranges: [] };
 	const t = text.toLowerCase();
 	let best: FuzzyMatch | null = null;
@@ -87,6 +88,7 @@ function matchFrom(q: string, text: string, t: string, first: number): FuzzyMatc
 	let score = 0;
 	let pos = first;
 	for (let k = 0; k < q.length; k++) {
+		if (q[k] === ' ' && t[pos] !== ' ') continue; // "knee p" also matches "Knee-pain"
 		// Prefer the next character right after the last one, else at a word start, else the first found.
 		let at = -1;
 		if (k === 0) at = first;

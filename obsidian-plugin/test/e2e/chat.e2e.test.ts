@@ -11,11 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
 import { sourceDateText } from '../../src/lib/time';
 import {
+	EXCLUDED_NOTES,
+	EXCLUDE_GLOB,
 	buildPage,
 	freePort,
+	readVaultNotes,
 	repoRoot,
 	startPageServer,
 	startVask,
+	type NoteInfo,
 	type PageServer,
 	type VaskServer,
 } from './support';
@@ -38,6 +42,8 @@ const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
 const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
 
 let vask: VaskServer;
+/** The test vault's notes, for the stand-in metadata cache. */
+let vaultNotes: NoteInfo[] = [];
 let pageServer: PageServer;
 let deadServer: PageServer;
 let browser: Browser;
@@ -72,6 +78,7 @@ async function openPage(opts: OpenOptions = {}): Promise<Page> {
 		(window as unknown as { __harnessConfig: unknown }).__harnessConfig = cfg;
 	}, {
 		vaultPath: vask.vault,
+		notes: vaultNotes,
 		activeFile: opts.activeFile,
 		settings: { serverUrl: server.url, token: vask.token, ...opts.settings },
 	});
@@ -115,6 +122,7 @@ async function fakeStats(): Promise<{ chat_calls: number; chat_streams_cancelled
 
 interface AskBody {
 	question: string;
+	filters?: Record<string, string[]>;
 	history?: { role: string; content: string }[];
 	now?: string;
 	read_time?: boolean;
@@ -130,6 +138,7 @@ beforeAll(async () => {
 	}
 	trackedMtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
 	vask = await startVask();
+	vaultNotes = readVaultNotes(vask.vault);
 	const root = await buildPage();
 	pageRoot = root;
 	pageServer = await startPageServer(root, vask.url);
@@ -545,10 +554,28 @@ describe('vask chat view in Chromium against the real server', () => {
 		const status = (await (await fetch(`${vask.url}/v1/status`, { headers: { Authorization: `Bearer ${vask.token}` } })).json()) as {
 			notes: number;
 			chunks: number;
+			excluded: Record<string, number>;
 		};
 		const text = await table.innerText();
 		expect(text).toContain(`${status.notes} notes, ${status.chunks} chunks`);
 		expect(text).toContain('reachable');
+
+		// Exclusions: how many notes each rule keeps out, never which notes.
+		expect(status.excluded).toEqual({ [`VASK_EXCLUDE ${EXCLUDE_GLOB}`]: 1, 'frontmatter vask: exclude': 1 });
+		expect(text).toContain('Excluded\t2 notes, never indexed');
+		const rules = await page
+			.locator('.modal .vask-exclusions li')
+			.evaluateAll((lis) => lis.map((li) => [li.querySelector('.vask-exclusion-rule')!.textContent, li.querySelector('.vask-exclusion-count')!.textContent]));
+		expect(rules).toEqual([
+			['frontmatter vask: exclude', '1 note'],
+			[`VASK_EXCLUDE ${EXCLUDE_GLOB}`, '1 note'],
+		]);
+		const modal = await page.locator('.modal').innerText();
+		for (const [path, body] of Object.entries(EXCLUDED_NOTES)) {
+			for (const secret of [path, path.replace(/^.*\//, '').replace(/\.md$/, ''), /PRIVATE-[A-Z]+-MARKER/.exec(body)![0]]) {
+				expect(modal).not.toContain(secret);
+			}
+		}
 	});
 
 	it('vault changes to notes are sent to /v1/reindex, batched after ~1 s', async () => {
@@ -613,5 +640,251 @@ describe('vask chat view in Chromium against the real server', () => {
 			.toBe(2);
 		await page.waitForTimeout(300);
 		expect(await failures()).toHaveLength(1);
+	});
+});
+
+/** The NDJSON body of an /v1/ask answer, as the server streams it. */
+function ndjson(events: unknown[]): string {
+	return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+}
+
+/** The chips above an answer: [kind as shown, text]. */
+function chipTexts(page: Page): Promise<[string, string][]> {
+	return lastAnswer(page)
+		.locator('.vask-scope-chip')
+		.evaluateAll((els) =>
+			els.map((e) => [e.querySelector('.vask-scope-chip-kind')!.textContent ?? '', e.querySelector('.vask-scope-chip-text')!.textContent ?? ''] as [string, string]),
+		);
+}
+
+/** Suggestions shown under the chat box: their titles, in order. */
+function suggestionTitles(page: Page): Promise<string[]> {
+	return page.locator('.vask-suggest .suggestion-item .suggestion-title').allInnerTexts();
+}
+
+describe('scope: suggestions, chips, the pane toggle, names that match nothing', () => {
+	const KNEE = '02 Areas/Health/Knee pain - physio notes.md';
+
+	it('typing [[ suggests notes and # suggests tags; arrows move, Enter and Tab pick without sending, Escape closes', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		const input = page.locator('.vask-input');
+		await input.click();
+		await input.pressSequentially('What did the physio say in [[knee p');
+		const popup = page.locator('.vask-suggest');
+		await popup.waitFor({ state: 'visible', timeout: 5000 });
+		const titles = await suggestionTitles(page);
+		expect(titles[0]).toBe('Knee pain - physio notes');
+		// The matched letters are highlighted, as in Obsidian's link suggester.
+		expect(await popup.locator('.suggestion-item').first().locator('.suggestion-highlight').allInnerTexts()).toEqual(['Knee p']);
+		expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[0]);
+		if (titles.length > 1) {
+			await input.press('ArrowDown');
+			expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[1]);
+			await input.press('ArrowUp');
+		}
+		expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[0]);
+		await input.press('Enter');
+		expect(await input.inputValue()).toBe('What did the physio say in [[Knee pain - physio notes]] ');
+		expect(await popup.isVisible()).toBe(false);
+
+		// An alias finds its note, and is kept as the link's display text.
+		await input.pressSequentially('or [[liverpool');
+		await popup.waitFor({ state: 'visible' });
+		const first = popup.locator('.suggestion-item').first();
+		expect(await first.locator('.suggestion-title').innerText()).toBe('Liverpool Half');
+		expect(await first.locator('.suggestion-note').innerText()).toBe('01 Projects/Half marathon sub-1h45');
+		await first.click();
+		expect(await input.inputValue()).toBe('What did the physio say in [[Knee pain - physio notes]] or [[Half marathon sub-1h45|Liverpool Half]] ');
+
+		// Tags: nested ones are offered, with how many notes use each; Tab picks too.
+		await input.pressSequentially('about #heal');
+		await popup.waitFor({ state: 'visible' });
+		const tags = await suggestionTitles(page);
+		expect(tags.slice(0, 3)).toEqual(['#health', '#health/knee', '#health/sleep']);
+		const counts = Object.fromEntries(
+			await popup.locator('.suggestion-item').evaluateAll((items) =>
+				items.map((i) => [i.querySelector('.suggestion-title')!.textContent, Number(i.querySelector('.suggestion-flair')!.textContent)]),
+			),
+		);
+		const tagged = (tag: string) => vaultNotes.filter((n) => n.tags.some((t) => t === tag || t.startsWith(tag + '/'))).length;
+		expect(counts['#health']).toBe(tagged('health'));
+		expect(counts['#health/sleep']).toBe(tagged('health/sleep'));
+		await input.press('ArrowDown');
+		await input.press('Tab');
+		expect(await input.inputValue()).toMatch(/ about #health\/knee $/);
+
+		// Escape closes the popup; the next Enter sends the question with the mentions as written.
+		await input.pressSequentially('#sle');
+		await popup.waitFor({ state: 'visible' });
+		await input.press('Escape');
+		expect(await popup.isVisible()).toBe(false);
+		expect(askBodies(pageServer).length, 'no question sent while picking').toBe(before);
+		await input.press('Enter');
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 1);
+		expect(askBodies(pageServer)[before]!.question).toBe(
+			'What did the physio say in [[Knee pain - physio notes]] or [[Half marathon sub-1h45|Liverpool Half]] about #health/knee #sle',
+		);
+		await page.locator('.vask-msg-assistant.is-done, .vask-msg-assistant.is-error').waitFor({ timeout: 60_000 });
+	});
+
+	it('"This note" sends filters.paths and every source is from that note; "This folder" sends filters.folders; chips say so; the choice stays', async () => {
+		const page = await openPage({ activeFile: KNEE });
+		const before = askBodies(pageServer).length;
+		const toggle = page.locator('.vask-scope-toggle');
+		expect(await toggle.locator('.vask-scope-option').allInnerTexts()).toEqual(['All notes', 'This note', 'This folder']);
+		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('All notes');
+
+		await toggle.locator('[data-mode="note"]').click();
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('Only Knee pain - physio notes');
+		await ask(page, 'What should I do about the shoes?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const noteBody = askBodies(pageServer)[before]!;
+		expect(noteBody.filters).toEqual({ paths: [KNEE] });
+		let turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === KNEE), JSON.stringify(turn.sources.map((s) => s.path))).toBe(true);
+		const chip = lastAnswer(page).locator('.vask-scope-chip');
+		expect(await chipTexts(page)).toEqual([['this note', 'Knee pain - physio notes']]);
+		// above the answer
+		const chipsFirst = await lastAnswer(page).evaluate(
+			(el) => (el.querySelector('.vask-scope')!.compareDocumentPosition(el.querySelector('.vask-answer')!) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+		);
+		expect(chipsFirst).toBe(true);
+		await chip.click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(1);
+		expect(await page.evaluate(() => window.__opened[0]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
+
+		// Still "This note" for the next question; then "This folder".
+		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('This note');
+		await toggle.locator('[data-mode="folder"]').click();
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('Only notes in 02 Areas/Health/');
+		await ask(page, 'How did I sleep?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		expect(askBodies(pageServer)[before + 1]!.filters).toEqual({ folders: ['02 Areas/Health'] });
+		turn = (await conversation(page))[3] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path.startsWith('02 Areas/Health/')), JSON.stringify(turn.sources.map((s) => s.path))).toBe(true);
+		expect(await chipTexts(page)).toEqual([['this folder', '02 Areas/Health']]);
+		await lastAnswer(page).locator('.vask-scope-chip').click();
+		await expect.poll(() => page.evaluate(() => window.__core)).toEqual([{ plugin: 'file-explorer', arg: '02 Areas/Health' }]);
+		// Remembered with the pane's state (the workspace saves it).
+		expect(
+			await page.evaluate(() => (window.__vask!.app.workspace.getLeavesOfType('vask-chat')[0]!.view as unknown as { getState(): unknown }).getState()),
+		).toMatchObject({ scope: 'folder' });
+
+		// No note open: "This folder" has nothing to stand for; the question is kept, nothing is sent.
+		await page.evaluate(() => {
+			const ws = window.__vask!.app.workspace;
+			ws.activeFile = null;
+			ws.trigger('file-open', null);
+		});
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('No note open');
+		await ask(page, 'Anything about knees?');
+		expect(await page.locator('.vask-scope-target').innerText()).toContain('No note is open, so there is no folder to ask about.');
+		expect(await page.locator('.vask-input').inputValue()).toBe('Anything about knees?');
+		expect(askBodies(pageServer).length).toBe(before + 2);
+		// "All notes" sends no filter.
+		await toggle.locator('[data-mode="all"]').click();
+		await page.locator('.vask-input').press('Enter');
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 3);
+		expect(askBodies(pageServer)[before + 2]).not.toHaveProperty('filters');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(3);
+		expect(await lastAnswer(page).locator('.vask-scope-chip').count()).toBe(0);
+	});
+
+	// The server's scope (issue #15) is not on main yet: the answer here is the contract's shape, served
+	// by the browser (page.route), not by vask. The request still goes through the plugin's real client.
+	it("a scoped question's answer shows the scope as chips: notes open, tags search, folders show", async () => {
+		const page = await openPage({ activeFile: KNEE });
+		const sent: unknown[] = [];
+		const source = {
+			n: 1, path: KNEE, title: 'Knee pain - physio notes', heading: 'The plan she gave me', anchor: 'The plan she gave me',
+			line_start: 5, line_end: 9, score: 0.8, link: '02 Areas/Health/Knee pain - physio notes#The plan she gave me',
+			date: '2026-02-10', date_end: '2026-02-10', date_source: 'frontmatter:date',
+		};
+		const scope = { notes: [KNEE], tags: ['health', 'health/knee', 'health/sleep'], folders: ['02 Areas/Health'] };
+		await page.route('**/v1/ask', async (route) => {
+			sent.push(route.request().postDataJSON());
+			await route.fulfill({
+				status: 200,
+				headers: { 'content-type': 'application/x-ndjson' },
+				body: ndjson([
+					{ type: 'sources', sources: [source], mode: 'hybrid', time_range: null },
+					{ type: 'token', text: 'Ice after runs [Knee pain - physio notes].' },
+					{ type: 'done', answer: 'Ice after runs [Knee pain - physio notes].', citations: [], sources: [source], declined: false, time_range: null, scope },
+				]),
+			});
+		});
+		await ask(page, 'in [[Knee pain - physio notes]] #health path:"02 Areas/Health" what helps?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 20_000 });
+		expect(sent).toEqual([expect.objectContaining({ question: 'in [[Knee pain - physio notes]] #health path:"02 Areas/Health" what helps?' })]);
+		expect(sent[0]).not.toHaveProperty('filters');
+		const chips = lastAnswer(page).locator('.vask-scope-chip');
+		expect(
+			await chips.evaluateAll((els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.vask-scope-chip-text')!.textContent, e.querySelector('.vask-scope-chip-more')?.textContent ?? null])),
+		).toEqual([
+			['note', 'Knee pain - physio notes', null],
+			['tag', '#health', '+2'],
+			['folder', '02 Areas/Health', null],
+		]);
+		expect(await chips.nth(1).getAttribute('aria-label')).toBe('Search the notes tagged #health, with #health/knee, #health/sleep');
+		expect(((await conversation(page))[1] as AssistantTurn).scope).toEqual(scope);
+		await chips.nth(0).click();
+		await chips.nth(1).click();
+		await chips.nth(2).click();
+		expect(await page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
+		expect(await page.evaluate(() => window.__core)).toEqual([
+			{ plugin: 'global-search', arg: 'tag:#health' },
+			{ plugin: 'file-explorer', arg: '02 Areas/Health' },
+		]);
+	});
+
+	// As above: the scope_not_found error is the contract's (HTTP 400, the usual error JSON), served by the
+	// browser; the question fixed by a click goes to the real server.
+	it('a mention that matches nothing: says so in plain words, and the closest names ask again with them', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		let refused = 0;
+		await page.route('**/v1/ask', async (route) => {
+			const body = route.request().postDataJSON() as { question: string };
+			if (!body.question.includes('[[Knee pian]]')) return route.continue();
+			refused++;
+			await route.fulfill({
+				status: 400,
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({
+					error: {
+						code: 'scope_not_found',
+						message: 'No note [[Knee pian]] in the index.',
+						hint: 'Closest: [[Knee pain - physio notes]], [[Sleep experiments]].',
+					},
+				}),
+			});
+		});
+		await ask(page, 'in [[Knee pian]], what did the physio say about shoes?');
+		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
+		await error.waitFor({ timeout: 20_000 });
+		expect(await error.getAttribute('data-code')).toBe('scope_not_found');
+		const text = await error.innerText();
+		expect(text).toContain('No note [[Knee pian]] in the index.');
+		// The wrong name is shown as written, not as a link to a note that does not exist.
+		expect(await error.locator('a.internal-link').count()).toBe(0);
+		expect(await error.locator('code').first().innerText()).toBe('[[Knee pian]]');
+		const options = error.locator('.vask-scope-fix-option');
+		expect(await options.allInnerTexts()).toEqual(['[[Knee pain - physio notes]]', '[[Sleep experiments]]']);
+		expect(await options.first().getAttribute('aria-label')).toBe(
+			'Ask again: “in [[Knee pain - physio notes]], what did the physio say about shoes?”',
+		);
+		expect(refused).toBe(1);
+
+		await options.first().click();
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 1);
+		expect(askBodies(pageServer)[before]!.question).toBe('in [[Knee pain - physio notes]], what did the physio say about shoes?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(await page.locator('.vask-msg-user .vask-msg-text').allInnerTexts()).toEqual([
+			'in [[Knee pian]], what did the physio say about shoes?',
+			'in [[Knee pain - physio notes]], what did the physio say about shoes?',
+		]);
 	});
 });

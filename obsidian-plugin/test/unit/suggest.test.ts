@@ -76,6 +76,14 @@ describe('fuzzyMatch', () => {
 		expect(fuzzyMatch('sl', 'Sourdough starter log')!.score).toBeGreaterThan(fuzzyMatch('sl', 'Muscles')!.score);
 	});
 
+	it('a space in the query matches the space in the text, and is skipped where there is none', () => {
+		expect(fuzzyMatch('knee p', 'Knee pain - physio notes')!.ranges).toEqual([[0, 6]]);
+		expect(fuzzyMatch('knee p', 'Knee-pain')!.ranges).toEqual([
+			[0, 4],
+			[5, 6],
+		]);
+	});
+
 	it('prefers a word start over an earlier letter in the middle of a word', () => {
 		// "log": the word "log", not the o of "sourdough"
 		expect(fuzzyMatch('log', 'Sourdough starter log')!.ranges).toEqual([[18, 21]]);
