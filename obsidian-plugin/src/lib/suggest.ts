@@ -150,6 +150,24 @@ export interface TagCandidate {
 	count: number;
 }
 
+/**
+ * Tags from Obsidian's counts ('#tag' → uses, as written), with the parents of
+ * nested tags added: `#health` is worth suggesting when only `#health/knee` is
+ * written, since a `#health` scope takes in its nested tags. A parent's count
+ * is its own uses plus its children's, as Obsidian's tag pane shows it.
+ */
+export function tagCandidates(counts: Record<string, number>): TagCandidate[] {
+	const out = new Map<string, number>();
+	for (const [written, n] of Object.entries(counts)) {
+		const parts = written.replace(/^#/, '').split('/');
+		for (let i = 1; i <= parts.length; i++) {
+			const tag = parts.slice(0, i).join('/');
+			if (tag) out.set(tag, (out.get(tag) ?? 0) + n);
+		}
+	}
+	return [...out].map(([tag, count]) => ({ tag, count }));
+}
+
 export interface TagSuggestion {
 	kind: 'tag';
 	tag: TagCandidate;

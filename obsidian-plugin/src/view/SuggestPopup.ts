@@ -163,7 +163,7 @@ export class SuggestPopup {
 				if (where !== s.matchedText) content.createDiv({ cls: 'suggestion-note', text: where });
 			} else {
 				highlighted(content.createDiv({ cls: 'suggestion-title' }), `#${s.tag.tag}`, shifted(s.match, 1));
-				item.createDiv({ cls: 'suggestion-aux' }).createSpan({ cls: 'suggestion-flair', text: String(s.tag.count), attr: { 'aria-label': `${s.tag.count} notes` } });
+				item.createDiv({ cls: 'suggestion-aux' }).createSpan({ cls: 'suggestion-flair', text: String(s.tag.count), attr: { 'aria-label': `used ${s.tag.count}×` } });
 			}
 			item.addEventListener('mousemove', () => {
 				if (this.selected !== i) this.select(i);

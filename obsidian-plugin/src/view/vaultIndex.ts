@@ -3,7 +3,7 @@
  * suggest, and how to show a note, a tag or a folder when a chip is clicked.
  */
 import { Keymap, Notice, TFolder, parseFrontMatterAliases, type App } from 'obsidian';
-import type { NoteCandidate, TagCandidate } from '../lib/suggest';
+import { tagCandidates, type NoteCandidate, type TagCandidate } from '../lib/suggest';
 import { stripMd } from '../lib/paths';
 
 /** The vault's Markdown notes, with their frontmatter aliases, as Obsidian's link suggester sees them. */
@@ -19,10 +19,9 @@ interface TagCounts {
 	getTags?: () => Record<string, number>;
 }
 
-/** The vault's tags and how many notes use each, without '#'. */
+/** The vault's tags (and the parents of nested ones) with how often each is used, without '#'. */
 export function vaultTags(app: App): TagCandidate[] {
-	const counts = (app.metadataCache as unknown as TagCounts).getTags?.() ?? {};
-	return Object.entries(counts).map(([tag, count]) => ({ tag: tag.replace(/^#/, ''), count }));
+	return tagCandidates((app.metadataCache as unknown as TagCounts).getTags?.() ?? {});
 }
 
 /**

@@ -707,7 +707,8 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 				items.map((i) => [i.querySelector('.suggestion-title')!.textContent, Number(i.querySelector('.suggestion-flair')!.textContent)]),
 			),
 		);
-		const tagged = (tag: string) => vaultNotes.filter((n) => n.tags.some((t) => t === tag || t.startsWith(tag + '/'))).length;
+		// Uses of the tag and of its nested tags (a parent counts its children's, as in Obsidian's tag pane).
+		const tagged = (tag: string) => vaultNotes.flatMap((n) => n.tags).filter((t) => t === tag || t.startsWith(tag + '/')).length;
 		expect(counts['#health']).toBe(tagged('health'));
 		expect(counts['#health/sleep']).toBe(tagged('health/sleep'));
 		await input.press('ArrowDown');

@@ -309,18 +309,10 @@ export class MetadataCache extends Events {
 		if (!note) return null;
 		return note.aliases.length ? { frontmatter: { aliases: note.aliases } } : {};
 	}
-	/** As Obsidian's: '#tag' → number of uses, nested tags also counted under their parents. */
+	/** As Obsidian's: '#tag' as written → how many times it is used (here: once per note that has it). */
 	getTags(): Record<string, number> {
 		const out: Record<string, number> = {};
-		for (const n of this.vault.notes) {
-			for (const tag of n.tags) {
-				const parts = tag.split('/');
-				for (let i = 1; i <= parts.length; i++) {
-					const t = '#' + parts.slice(0, i).join('/');
-					out[t] = (out[t] ?? 0) + 1;
-				}
-			}
-		}
+		for (const n of this.vault.notes) for (const tag of n.tags) out[`#${tag}`] = (out[`#${tag}`] ?? 0) + 1;
 		return out;
 	}
 }

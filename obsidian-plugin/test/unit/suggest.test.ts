@@ -7,6 +7,7 @@ import {
 	linktextFor,
 	rankNotes,
 	rankTags,
+	tagCandidates,
 	type NoteCandidate,
 	type TagCandidate,
 } from '../../src/lib/suggest';
@@ -139,6 +140,14 @@ describe('rankTags', () => {
 		expect(rankTags('bread', TAGS)[0]!.tag.tag).toBe('cooking/bread');
 		expect(rankTags('#run', TAGS)[0]!.tag.tag).toBe('running');
 		expect(rankTags('qq', TAGS)).toEqual([]);
+	});
+});
+
+describe('tagCandidates', () => {
+	it("adds the parents of nested tags, counting their children's uses", () => {
+		const tags = tagCandidates({ '#health/knee': 2, '#health/sleep': 1, '#running': 4, '#health': 1 });
+		expect(Object.fromEntries(tags.map((t) => [t.tag, t.count]))).toEqual({ health: 4, 'health/knee': 2, 'health/sleep': 1, running: 4 });
+		expect(tagCandidates({ '#a/b/c': 1 }).map((t) => t.tag)).toEqual(['a', 'a/b', 'a/b/c']);
 	});
 });
 
