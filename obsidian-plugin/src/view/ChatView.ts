@@ -162,6 +162,8 @@ export class ChatView extends ItemView {
 	}
 
 	setScopeMode(mode: ScopeMode): void {
+		// Saved with the workspace layout (getState), so the choice outlives a restart.
+		if (mode !== this.scopeMode) this.app.workspace.requestSaveLayout();
 		this.scopeMode = mode;
 		for (const [m, button] of this.scopeButtons) {
 			button.toggleClass('is-active', m === mode);

@@ -769,7 +769,8 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(await chipTexts(page)).toEqual([['this folder', '02 Areas/Health']]);
 		await lastAnswer(page).locator('.vask-scope-chip').click();
 		await expect.poll(() => page.evaluate(() => window.__core)).toEqual([{ plugin: 'file-explorer', arg: '02 Areas/Health' }]);
-		// Remembered with the pane's state (the workspace saves it).
+		// Remembered with the pane's state (the workspace saves it: asked once per change).
+		expect(await page.evaluate(() => (window.__vask!.app.workspace as unknown as { layoutSaves: number }).layoutSaves)).toBe(2);
 		expect(
 			await page.evaluate(() => (window.__vask!.app.workspace.getLeavesOfType('vask-chat')[0]!.view as unknown as { getState(): unknown }).getState()),
 		).toMatchObject({ scope: 'folder' });

@@ -392,6 +392,11 @@ export class Workspace extends Events {
 	async revealLeaf(leaf: WorkspaceLeaf): Promise<void> {
 		for (const l of this.leaves) l.el.toggleClass('is-hidden', l !== leaf);
 	}
+	/** Obsidian saves the layout (each view's getState) soon after; counted here. */
+	layoutSaves = 0;
+	requestSaveLayout(): void {
+		this.layoutSaves++;
+	}
 	getActiveFile(): TFile | null {
 		return this.activeFile;
 	}
