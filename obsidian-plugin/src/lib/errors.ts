@@ -33,6 +33,8 @@ export class VaskError extends Error {
 		readonly hint: string = '',
 		/** HTTP status, or 0 when there was no HTTP response. */
 		readonly status: number = 0,
+		/** `scope_not_found`: how to write the nearest names the index holds (`[[Note]]`, `#tag`, `path:"…"`). */
+		readonly closest: readonly string[] = [],
 	) {
 		super(message);
 	}
@@ -61,7 +63,8 @@ export function errorFromBody(body: unknown, status: number): VaskError | null {
 	const code = typeof e.code === 'string' && e.code ? e.code : CODE_BY_STATUS[status] ?? ErrorCode.internal;
 	const message = typeof e.message === 'string' ? e.message : '';
 	const hint = typeof e.hint === 'string' ? e.hint : '';
-	return new VaskError(code, message, hint, status);
+	const closest = Array.isArray(e.closest) ? e.closest.filter((c): c is string => typeof c === 'string' && c !== '') : [];
+	return new VaskError(code, message, hint, status, closest);
 }
 
 /** Reads a failed response's body and turns it into a VaskError. Never throws. */

@@ -144,28 +144,36 @@ export interface ScopeMiss {
 const NAME_RE = /\[\[[^\]\n]+\]\]|path:"[^"\n]+"|path:\S+?(?=[,.]?(?:\s|$))|#[\p{L}\p{N}_\-/]+/gu;
 const MISS_RE = /No (note|tag|folder) (.+?) in the index\./g;
 
+/** In a hint, where one miss's part starts: its closest names, or the advice given when there are none. */
+const HINT_PART_RE = /Closest:|Check the spelling/g;
+
 /**
  * The mentions that matched nothing and their closest names, from the
- * error's message ("No note [[Projct X]] in the index.") and hint ("Closest:
- * [[Project X]], [[Project Y]]."). With several misses the hint's names go
- * with the first; empty when the message has another shape.
+ * error's message ("No note [[Projct X]] in the index. No tag #runing in the
+ * index.") and hint ("Closest: [[Project X]], [[Project Y]]. Closest:
+ * #running."), one part of the hint per miss, in order. `closest`: the
+ * error's own list of all the names (the server sends it too); used when the
+ * hint cannot be read that way, with every name going to the first miss.
+ * Empty when the message has another shape.
  */
-export function parseScopeMisses(message: string, hint: string): ScopeMiss[] {
+export function parseScopeMisses(message: string, hint: string, closest: readonly string[] = []): ScopeMiss[] {
 	const misses: ScopeMiss[] = [];
 	for (const m of message.matchAll(MISS_RE)) {
 		misses.push({ kind: m[1] as ScopeMiss['kind'], written: m[2]!, closest: [] });
 	}
-	const closest = /Closest:\s*(.+)$/s.exec(hint);
-	if (closest && misses.length > 0) {
-		// Each miss may have its own "Closest:" line; else all names go with the first.
-		const lines = hint.split(/\n+/).filter((l) => /Closest:/.test(l));
-		if (lines.length === misses.length) {
-			lines.forEach((line, i) => (misses[i]!.closest = [...line.replace(/^.*?Closest:/, '').matchAll(NAME_RE)].map((x) => x[0])));
-		} else {
-			misses[0]!.closest = [...closest[1]!.matchAll(NAME_RE)].map((x) => x[0]);
-		}
-	}
+	if (misses.length === 0) return misses;
+	const starts = [...hint.matchAll(HINT_PART_RE)].map((m) => m.index);
+	const parts = starts.map((start, i) => hint.slice(start, starts[i + 1] ?? hint.length));
+	const names = (part: string): string[] => (part.startsWith('Closest:') ? [...part.matchAll(NAME_RE)].map((x) => x[0]) : []);
+	const all = parts.flatMap(names);
+	const fits = parts.length === misses.length && (closest.length === 0 || sameNames(all, closest));
+	if (fits) parts.forEach((part, i) => (misses[i]!.closest = names(part)));
+	else misses[0]!.closest = closest.length > 0 ? [...closest] : all;
 	return misses;
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+	return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** Names put in code spans, so that Markdown shows `[[Projct X]]` as written, not as a link to nothing. */

@@ -580,7 +580,7 @@ export class ChatView extends ItemView {
 	 */
 	private renderScopeFixes(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): boolean {
 		const e = toVaskError(turn.error);
-		const misses = parseScopeMisses(e.message, e.hint).filter((m) => m.closest.length > 0);
+		const misses = parseScopeMisses(e.message, e.hint, e.closest).filter((m) => m.closest.length > 0);
 		if (misses.length === 0) return false;
 		for (const miss of misses) {
 			const row = ui.errorEl.createDiv({ cls: 'vask-scope-fix' });

@@ -107,13 +107,26 @@ describe('scope_not_found', () => {
 		expect(parseScopeMisses('Something else.', 'Closest: [[A]].')).toEqual([]);
 	});
 
-	it('several misses: one Closest line each, else the names go with the first', () => {
+	it('several misses: one part of the hint each, as the server joins them', () => {
 		const both = 'No note [[Projct X]] in the index. No tag #runing in the index.';
-		expect(parseScopeMisses(both, 'Closest: [[Project X]].\nClosest: #running.').map((m) => m.closest)).toEqual([
+		expect(parseScopeMisses(both, 'Closest: [[Project X]]. Closest: #running, #run.').map((m) => m.closest)).toEqual([
 			['[[Project X]]'],
-			['#running'],
+			['#running', '#run'],
 		]);
+		// One without close names: the server's advice takes its place in the hint.
+		const advice = 'Check the spelling, or ask without it to search every note.';
+		expect(parseScopeMisses(both, `${advice} Closest: #running.`).map((m) => m.closest)).toEqual([[], ['#running']]);
+		// A hint that cannot be split per miss: all names with the first.
 		expect(parseScopeMisses(both, 'Closest: [[Project X]].').map((m) => m.closest)).toEqual([['[[Project X]]'], []]);
+	});
+
+	it("the error's own closest list: agrees with the hint, or stands in for a hint of another shape", () => {
+		const msg = 'No note [[Projct X]] in the index.';
+		expect(parseScopeMisses(msg, 'Closest: [[Project X]], [[Project Y]].', ['[[Project X]]', '[[Project Y]]'])[0]!.closest).toEqual([
+			'[[Project X]]',
+			'[[Project Y]]',
+		]);
+		expect(parseScopeMisses(msg, 'Did you mean one of these?', ['[[Project X]]'])[0]!.closest).toEqual(['[[Project X]]']);
 	});
 
 	it('fixes the question by putting the closest name where the wrong one was', () => {
