@@ -643,11 +643,6 @@ describe('vask chat view in Chromium against the real server', () => {
 	});
 });
 
-/** The NDJSON body of an /v1/ask answer, as the server streams it. */
-function ndjson(events: unknown[]): string {
-	return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
-}
-
 /** The chips above an answer: [kind as shown, text]. */
 function chipTexts(page: Page): Promise<[string, string][]> {
 	return lastAnswer(page)
@@ -795,98 +790,102 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(await lastAnswer(page).locator('.vask-scope-chip').count()).toBe(0);
 	});
 
-	// The server's scope (issue #15) is not on main yet: the answer here is the contract's shape, served
-	// by the browser (page.route), not by vask. The request still goes through the plugin's real client.
-	it("a scoped question's answer shows the scope as chips: notes open, tags search, folders show", async () => {
-		const page = await openPage({ activeFile: KNEE });
-		const sent: unknown[] = [];
-		const source = {
-			n: 1, path: KNEE, title: 'Knee pain - physio notes', heading: 'The plan she gave me', anchor: 'The plan she gave me',
-			line_start: 5, line_end: 9, score: 0.8, link: '02 Areas/Health/Knee pain - physio notes#The plan she gave me',
-			date: '2026-02-10', date_end: '2026-02-10', date_source: 'frontmatter:date',
-		};
-		const scope = { notes: [KNEE], tags: ['health', 'health/knee', 'health/sleep'], folders: ['02 Areas/Health'] };
-		await page.route('**/v1/ask', async (route) => {
-			sent.push(route.request().postDataJSON());
-			await route.fulfill({
-				status: 200,
-				headers: { 'content-type': 'application/x-ndjson' },
-				body: ndjson([
-					{ type: 'sources', sources: [source], mode: 'hybrid', time_range: null },
-					{ type: 'token', text: 'Ice after runs [Knee pain - physio notes].' },
-					{ type: 'done', answer: 'Ice after runs [Knee pain - physio notes].', citations: [], sources: [source], declined: false, time_range: null, scope },
-				]),
-			});
-		});
-		await ask(page, 'in [[Knee pain - physio notes]] #health path:"02 Areas/Health" what helps?');
-		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 20_000 });
-		expect(sent).toEqual([expect.objectContaining({ question: 'in [[Knee pain - physio notes]] #health path:"02 Areas/Health" what helps?' })]);
-		expect(sent[0]).not.toHaveProperty('filters');
-		const chips = lastAnswer(page).locator('.vask-scope-chip');
-		expect(
-			await chips.evaluateAll((els) => els.map((e) => [e.getAttribute('data-kind'), e.querySelector('.vask-scope-chip-text')!.textContent, e.querySelector('.vask-scope-chip-more')?.textContent ?? null])),
-		).toEqual([
-			['note', 'Knee pain - physio notes', null],
-			['tag', '#health', '+2'],
-			['folder', '02 Areas/Health', null],
-		]);
-		expect(await chips.nth(1).getAttribute('aria-label')).toBe('Search the notes tagged #health, with #health/knee, #health/sleep');
-		expect(((await conversation(page))[1] as AssistantTurn).scope).toEqual(scope);
-		await chips.nth(0).click();
-		await chips.nth(1).click();
-		await chips.nth(2).click();
-		expect(await page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
-		expect(await page.evaluate(() => window.__core)).toEqual([
-			{ plugin: 'global-search', arg: 'tag:#health' },
-			{ plugin: 'file-explorer', arg: '02 Areas/Health' },
-		]);
+	it("a scoped question's answer shows what the server applied as chips: notes open, tags search, folders show", async () => {
+		const page = await openPage();
+		const tagged = (tag: string) => new Set(vaultNotes.filter((n) => n.tags.some((t) => t === tag || t.startsWith(tag + '/'))).map((n) => n.path));
+		const cases = [
+			{ question: 'in [[Knee pain - physio notes]], what should I do about the shoes?', kind: 'note', within: (p: string) => p === KNEE },
+			{ question: 'about #health, how did I sleep?', kind: 'tag', within: (p: string) => tagged('health').has(p) },
+			{ question: 'in path:"02 Areas/Health" what helps the knee?', kind: 'folder', within: (p: string) => p.startsWith('02 Areas/Health/') },
+		] as const;
+		for (const [i, c] of cases.entries()) {
+			// A new chat each time: a follow-up would keep the previous question's scope.
+			if (i > 0) await page.locator('.vask-new-chat').click();
+			await ask(page, c.question);
+			await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+			const turn = (await conversation(page))[1] as AssistantTurn;
+			expect(turn.scope, c.question).not.toBeNull();
+			expect(turn.sources.length, c.question).toBeGreaterThan(0);
+			expect(turn.sources.every((s) => c.within(s.path)), `${c.question}: ${JSON.stringify(turn.sources.map((s) => s.path))}`).toBe(true);
+			const chips = lastAnswer(page).locator('.vask-scope-chip');
+			const shown = await chips.evaluateAll((els) =>
+				els.map((e) => [e.getAttribute('data-kind'), e.getAttribute('data-value'), e.querySelector('.vask-scope-chip-more')?.textContent ?? null]),
+			);
+			const scope = turn.scope!;
+			if (c.kind === 'note') {
+				expect(scope).toEqual({ notes: [KNEE], tags: [], folders: [] });
+				expect(shown).toEqual([['note', KNEE, null]]);
+				expect(await chipTexts(page)).toEqual([['note', 'Knee pain - physio notes']]);
+				// above the answer
+				const chipsFirst = await lastAnswer(page).evaluate(
+					(el) => (el.querySelector('.vask-scope')!.compareDocumentPosition(el.querySelector('.vask-answer')!) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+				);
+				expect(chipsFirst).toBe(true);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
+			} else if (c.kind === 'tag') {
+				// Nested tags are included by the server and shown inside the parent's chip.
+				expect(scope.tags[0]).toBe('health');
+				expect(scope.tags).toEqual(expect.arrayContaining(['health/knee', 'health/sleep']));
+				expect(shown).toEqual([['tag', 'health', `+${scope.tags.length - 1}`]]);
+				expect(await chips.first().getAttribute('aria-label')).toBe(
+					`Search the notes tagged #health, with ${scope.tags.slice(1).map((t) => `#${t}`).join(', ')}`,
+				);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__core)).toEqual([{ plugin: 'global-search', arg: 'tag:#health' }]);
+			} else {
+				expect(scope).toEqual({ notes: [], tags: [], folders: ['02 Areas/Health'] });
+				expect(shown).toEqual([['folder', '02 Areas/Health', null]]);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__core.length)).toBe(2);
+				expect(await page.evaluate(() => window.__core[1])).toEqual({ plugin: 'file-explorer', arg: '02 Areas/Health' });
+			}
+		}
 	});
 
-	// As above: the scope_not_found error is the contract's (HTTP 400, the usual error JSON), served by the
-	// browser; the question fixed by a click goes to the real server.
 	it('a mention that matches nothing: says so in plain words, and the closest names ask again with them', async () => {
 		const page = await openPage();
 		const before = askBodies(pageServer).length;
-		let refused = 0;
-		await page.route('**/v1/ask', async (route) => {
-			const body = route.request().postDataJSON() as { question: string };
-			if (!body.question.includes('[[Knee pian]]')) return route.continue();
-			refused++;
-			await route.fulfill({
-				status: 400,
-				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify({
-					error: {
-						code: 'scope_not_found',
-						message: 'No note [[Knee pian]] in the index.',
-						hint: 'Closest: [[Knee pain - physio notes]], [[Sleep experiments]].',
-					},
-				}),
-			});
-		});
-		await ask(page, 'in [[Knee pian]], what did the physio say about shoes?');
+		const wrong = 'in [[Knee pain physio]], what did the physio say about shoes?';
+		await ask(page, wrong);
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		expect(await error.getAttribute('data-code')).toBe('scope_not_found');
+		expect(pageServer.requests.filter((r) => r.path === '/v1/ask').pop()!.status).toBe(400);
+		// What the server said, asked directly.
+		const res = await fetch(`${vask.url}/v1/ask`, {
+			method: 'POST',
+			headers: { Authorization: `Bearer ${vask.token}`, 'Content-Type': 'application/json' },
+			body: JSON.stringify({ question: wrong }),
+		});
+		expect(res.status).toBe(400);
+		const server = ((await res.json()) as { error: { message: string; closest: string[] } }).error;
+		expect(server.message).toBe('No note [[Knee pain physio]] in the index.');
+		expect(server.closest[0]).toBe('[[Knee pain - physio notes]]');
+
 		const text = await error.innerText();
-		expect(text).toContain('No note [[Knee pian]] in the index.');
+		expect(text).toContain('No note [[Knee pain physio]] in the index.');
 		// The wrong name is shown as written, not as a link to a note that does not exist.
 		expect(await error.locator('a.internal-link').count()).toBe(0);
-		expect(await error.locator('code').first().innerText()).toBe('[[Knee pian]]');
+		expect(await error.locator('code').first().innerText()).toBe('[[Knee pain physio]]');
 		const options = error.locator('.vask-scope-fix-option');
-		expect(await options.allInnerTexts()).toEqual(['[[Knee pain - physio notes]]', '[[Sleep experiments]]']);
+		expect(await options.allInnerTexts()).toEqual(server.closest);
 		expect(await options.first().getAttribute('aria-label')).toBe(
 			'Ask again: “in [[Knee pain - physio notes]], what did the physio say about shoes?”',
 		);
-		expect(refused).toBe(1);
 
 		await options.first().click();
-		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 1);
-		expect(askBodies(pageServer)[before]!.question).toBe('in [[Knee pain - physio notes]], what did the physio say about shoes?');
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 2);
+		expect(askBodies(pageServer)[before + 1]!.question).toBe('in [[Knee pain - physio notes]], what did the physio say about shoes?');
 		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
 		expect(await page.locator('.vask-msg-user .vask-msg-text').allInnerTexts()).toEqual([
-			'in [[Knee pian]], what did the physio say about shoes?',
+			wrong,
 			'in [[Knee pain - physio notes]], what did the physio say about shoes?',
 		]);
+		// The fixed question is scoped: a chip, and every source from that note.
+		expect(await chipTexts(page)).toEqual([['note', 'Knee pain - physio notes']]);
+		const turn = (await conversation(page))[3] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === KNEE)).toBe(true);
 	});
 });
