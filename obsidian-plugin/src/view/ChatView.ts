@@ -112,12 +112,14 @@ export class ChatView extends ItemView {
 		wireInternalLinks(this, this.app, this.messagesEl, this, () => SOURCE_PATH);
 
 		const composer = root.createDiv({ cls: 'vask-composer' });
+		// The toggle's "Only [[note]]" link opens the note too.
+		wireInternalLinks(this, this.app, composer, this, () => SOURCE_PATH);
 		this.renderScopeToggle(composer);
 		this.inputEl = composer.createEl('textarea', {
 			cls: 'vask-input',
 			attr: {
 				rows: 3,
-				placeholder: 'Ask your vault…  [[ a note, # a tag to ask only there. Enter sends, Shift+Enter: new line',
+				placeholder: 'Ask your vault…  [[note, #tag or path:Folder asks only there. Enter sends, Shift+Enter: new line',
 				'aria-label': 'Question',
 			},
 		});

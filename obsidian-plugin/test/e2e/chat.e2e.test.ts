@@ -733,6 +733,9 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 
 		await toggle.locator('[data-mode="note"]').click();
 		expect(await page.locator('.vask-scope-target').innerText()).toBe('Only Knee pain - physio notes');
+		// which opens the note
+		await page.locator('.vask-scope-target a.internal-link').click();
+		await expect.poll(() => page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
 		await ask(page, 'What should I do about the shoes?');
 		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
 		const noteBody = askBodies(pageServer)[before]!;
@@ -748,8 +751,8 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		);
 		expect(chipsFirst).toBe(true);
 		await chip.click();
-		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(1);
-		expect(await page.evaluate(() => window.__opened[0]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(2);
+		expect(await page.evaluate(() => window.__opened[1]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
 
 		// Still "This note" for the next question; then "This folder".
 		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('This note');
