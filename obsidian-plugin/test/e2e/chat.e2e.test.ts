@@ -724,6 +724,32 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		await page.locator('.vask-msg-assistant.is-done, .vask-msg-assistant.is-error').waitFor({ timeout: 60_000 });
 	});
 
+	it('the Ask vault modal suggests too: Enter picks, the next Enter asks; the answer is scoped to the note', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		await page.evaluate(() => {
+			const plugin = window.__vask!.plugin as unknown as { commands: { id: string; callback?: () => unknown }[] };
+			plugin.commands.find((c) => c.id === 'ask-vault')!.callback!();
+		});
+		const input = page.locator('.modal .vask-ask-input');
+		await input.waitFor();
+		await input.pressSequentially('How often do I feed it in [[sourdough');
+		const popup = page.locator('.modal .vask-suggest');
+		await popup.waitFor({ state: 'visible' });
+		expect((await suggestionTitles(page))[0]).toBe('Sourdough starter log');
+		await input.press('Enter');
+		expect(await page.locator('.modal').count(), 'Enter picked, the modal is still open').toBe(1);
+		expect(await input.inputValue()).toBe('How often do I feed it in [[Sourdough starter log]] ');
+		await input.press('Enter');
+		expect(await page.locator('.modal').count()).toBe(0);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies(pageServer)[before]!.question).toBe('How often do I feed it in [[Sourdough starter log]]');
+		expect(await chipTexts(page)).toEqual([['note', 'Sourdough starter log']]);
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === '02 Areas/Cooking/Sourdough starter log.md')).toBe(true);
+	});
+
 	it('"This note" sends filters.paths and every source is from that note; "This folder" sends filters.folders; chips say so; the choice stays', async () => {
 		const page = await openPage({ activeFile: KNEE });
 		const before = askBodies(pageServer).length;
