@@ -72,18 +72,66 @@ function isWordStart(text: string, i: number): boolean {
  * Greedy from each possible first character, best kept. Null: no match.
  */
 export function fuzzyMatch(query: string, text: string): FuzzyMatch | null {
-	const q = query.toLowerCase().trim().replace(/\s+/g, ' ');
-	if (q === '') return { score: 0, ranges: [] };
-	const t = text.toLowerCase();
-	let best: FuzzyMatch | null = null;
-	for (let first = t.indexOf(q[0]!); first !== -1; first = t.indexOf(q[0]!, first + 1)) {
-		const m = matchFrom(q, text, t, first);
-		if (m && (!best || m.score > best.score)) best = m;
-	}
-	return best;
+	return matchPrepared(prepareQuery(query), text, text.toLowerCase());
 }
 
-function matchFrom(q: string, text: string, t: string, first: number): FuzzyMatch | null {
+/** Lower case, trimmed, runs of spaces as one. */
+function prepareQuery(query: string): string {
+	return query.toLowerCase().trim().replace(/\s+/g, ' ');
+}
+
+/** Starting points tried per text: enough for the word starts of a name, bounded for long paths. */
+const MAX_STARTS = 6;
+/** How many later occurrences of a character are looked at for one at a word start. */
+const MAX_LOOKAHEAD = 4;
+
+function matchPrepared(q: string, text: string, t: string): FuzzyMatch | null {
+	if (q === '') return { score: 0, ranges: [] };
+	// Most texts do not hold the query at all: one pass says so before any scoring.
+	if (!isSubsequence(q, t)) return null;
+	// The query as one piece, best at a word start, scores above any scattered match: no search needed.
+	const whole = wholeMatch(q, text, t);
+	if (whole) return whole;
+	let best: FuzzyMatch | null = null;
+	let tried = 0;
+	for (let first = t.indexOf(q[0]!); first !== -1 && tried < MAX_STARTS; first = t.indexOf(q[0]!, first + 1)) {
+		if (tried > 0 && !isWordStart(text, first)) continue; // the first occurrence, then word starts only
+		tried++;
+		const m = matchFrom(q, text, t, first, true);
+		if (m && (!best || m.score > best.score)) best = m;
+	}
+	// Jumping to word starts can run past what a plain left-to-right match finds.
+	return best ?? matchFrom(q, text, t, t.indexOf(q[0]!), false);
+}
+
+/** The query as a substring of the text, at a word start if it is at one; null if it is not in it. */
+function wholeMatch(q: string, text: string, t: string): FuzzyMatch | null {
+	let at = t.indexOf(q);
+	if (at === -1) return null;
+	for (let i = at, seen = 0; i !== -1 && seen < MAX_STARTS; i = t.indexOf(q, i + 1), seen++) {
+		if (isWordStart(text, i)) {
+			at = i;
+			break;
+		}
+	}
+	// As matchFrom scores it: consecutive characters, a word start, the very start, the text's length.
+	const score = 3 * (q.length - 1) + (isWordStart(text, at) ? 2 : 0) + (at === 0 ? 2 : 0) - text.length * 0.01;
+	return { score, ranges: [[at, at + q.length]] };
+}
+
+/** Every non-space character of q in t, in order. */
+function isSubsequence(q: string, t: string): boolean {
+	let pos = 0;
+	for (let k = 0; k < q.length; k++) {
+		if (q[k] === ' ') continue;
+		pos = t.indexOf(q[k]!, pos);
+		if (pos === -1) return false;
+		pos++;
+	}
+	return true;
+}
+
+function matchFrom(q: string, text: string, t: string, first: number, wordStarts: boolean): FuzzyMatch | null {
 	const ranges: [number, number][] = [];
 	let score = 0;
 	let pos = first;
@@ -97,10 +145,13 @@ function matchFrom(q: string, text: string, t: string, first: number): FuzzyMatc
 			const next = t.indexOf(q[k]!, pos);
 			if (next === -1) return null;
 			at = next;
-			for (let j = next; j !== -1; j = t.indexOf(q[k]!, j + 1)) {
-				if (isWordStart(text, j)) {
-					at = j;
-					break;
+			if (wordStarts) {
+				let seen = 0;
+				for (let j = next; j !== -1 && seen < MAX_LOOKAHEAD; j = t.indexOf(q[k]!, j + 1), seen++) {
+					if (isWordStart(text, j)) {
+						at = j;
+						break;
+					}
 				}
 			}
 		}
@@ -182,38 +233,66 @@ function extensionless(path: string): string {
 	return path.replace(/\.md$/i, '');
 }
 
+/** A note's name, aliases and path (without .md), each with its lower-case form: made once per note. */
+interface Prepared {
+	texts: { text: string; lower: string; weight: number; alias?: string }[];
+	path: { text: string; lower: string };
+}
+const PREPARED = new WeakMap<NoteCandidate, Prepared>();
+
+function prepared(note: NoteCandidate): Prepared {
+	let p = PREPARED.get(note);
+	if (!p) {
+		const path = extensionless(note.path);
+		p = {
+			texts: [
+				{ text: note.basename, lower: note.basename.toLowerCase(), weight: 1 },
+				...note.aliases.map((alias) => ({ text: alias, lower: alias.toLowerCase(), weight: 0.95, alias })),
+			],
+			path: { text: path, lower: path.toLowerCase() },
+		};
+		PREPARED.set(note, p);
+	}
+	return p;
+}
+
 /** Notes matching the query, best first: on the name, then aliases, then the whole path. */
 export function rankNotes(query: string, notes: readonly NoteCandidate[], limit = SUGGEST_LIMIT): NoteSuggestion[] {
-	const q = query.trim();
+	const q = prepareQuery(query);
 	if (q === '') {
 		return [...notes]
-			.sort((a, b) => b.mtime - a.mtime || a.basename.localeCompare(b.basename))
+			.sort((a, b) => b.mtime - a.mtime || byText(a.basename, b.basename))
 			.slice(0, limit)
 			.map((note) => ({ kind: 'note', note, matchedText: note.basename, match: { score: 0, ranges: [] } }));
 	}
+	const withFolder = q.includes('/');
 	const out: NoteSuggestion[] = [];
 	for (const note of notes) {
+		const p = prepared(note);
 		let best: NoteSuggestion | null = null;
-		const consider = (text: string, weight: number, alias?: string): void => {
-			const m = fuzzyMatch(q, text);
-			if (!m) return;
-			const score = m.score * weight;
-			if (!best || score > best.match.score) {
-				best = { kind: 'note', note, matchedText: text, match: { score, ranges: m.ranges } };
-				if (alias !== undefined) best.alias = alias;
+		for (const t of p.texts) {
+			const m = matchPrepared(q, t.text, t.lower);
+			if (m && (!best || m.score * t.weight > best.match.score)) {
+				best = { kind: 'note', note, matchedText: t.text, match: { score: m.score * t.weight, ranges: m.ranges } };
+				if (t.alias !== undefined) best.alias = t.alias;
 			}
-		};
-		consider(note.basename, 1);
-		for (const alias of note.aliases) consider(alias, 0.95, alias);
+		}
 		// The path only when the query names a folder ("Health/knee") or nothing else matched.
-		if (!best || q.includes('/')) consider(extensionless(note.path), 0.7);
+		if (!best || withFolder) {
+			const m = matchPrepared(q, p.path.text, p.path.lower);
+			if (m && (!best || m.score * 0.7 > best.match.score)) {
+				best = { kind: 'note', note, matchedText: p.path.text, match: { score: m.score * 0.7, ranges: m.ranges } };
+			}
+		}
 		if (best) out.push(best);
 	}
-	out.sort(
-		(a, b) =>
-			b.match.score - a.match.score || b.note.mtime - a.note.mtime || a.note.path.localeCompare(b.note.path),
-	);
+	out.sort((a, b) => b.match.score - a.match.score || b.note.mtime - a.note.mtime || byText(a.note.path, b.note.path));
 	return out.slice(0, limit);
+}
+
+/** Plain code-point order for ties: localeCompare is slow over thousands of notes on every key. */
+function byText(a: string, b: string): number {
+	return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Tags matching the query, best first; with nothing typed, the most used. */
@@ -228,7 +307,7 @@ export function rankTags(query: string, tags: readonly TagCandidate[], limit = S
 		const prefix = q !== '' && parts.some((_, i) => parts.slice(i).join('/').startsWith(q.toLowerCase()));
 		out.push({ kind: 'tag', tag, match: { score: m.score + (prefix ? 5 : 0), ranges: m.ranges } });
 	}
-	out.sort((a, b) => b.match.score - a.match.score || b.tag.count - a.tag.count || a.tag.tag.localeCompare(b.tag.tag));
+	out.sort((a, b) => b.match.score - a.match.score || b.tag.count - a.tag.count || byText(a.tag.tag, b.tag.tag));
 	return out.slice(0, limit);
 }
 
