@@ -284,10 +284,26 @@ export function rankNotes(query: string, notes: readonly NoteCandidate[], limit 
 				best = { kind: 'note', note, matchedText: p.path.text, match: { score: m.score * 0.7, ranges: m.ranges } };
 			}
 		}
-		if (best) out.push(best);
+		if (best) keepBest(out, best, limit, compareNotes);
 	}
-	out.sort((a, b) => b.match.score - a.match.score || b.note.mtime - a.note.mtime || byText(a.note.path, b.note.path));
-	return out.slice(0, limit);
+	return out;
+}
+
+function compareNotes(a: NoteSuggestion, b: NoteSuggestion): number {
+	return b.match.score - a.match.score || b.note.mtime - a.note.mtime || byText(a.note.path, b.note.path);
+}
+
+/**
+ * Adds `item` to `top` (kept sorted, at most `limit` long) if it ranks among
+ * the best: a one-letter query matches nearly every note, and sorting them all
+ * on every key is most of the time taken.
+ */
+function keepBest<T>(top: T[], item: T, limit: number, compare: (a: T, b: T) => number): void {
+	if (top.length === limit && compare(item, top[limit - 1]!) >= 0) return;
+	let i = top.length;
+	while (i > 0 && compare(item, top[i - 1]!) < 0) i--;
+	top.splice(i, 0, item);
+	if (top.length > limit) top.pop();
 }
 
 /** Plain code-point order for ties: localeCompare is slow over thousands of notes on every key. */

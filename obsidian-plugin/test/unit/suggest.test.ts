@@ -115,6 +115,13 @@ describe('rankNotes', () => {
 		expect(top!.matchedText).toBe('02 Areas/Health/Knee pain - physio notes');
 	});
 
+	it('the best few are the first few of the whole ranking', () => {
+		const many = Array.from({ length: 300 }, (_, i) => note(`f${i % 7}/note ${(i * 37) % 300} plan${i % 3 ? '' : ' pricing'}.md`, i % 11));
+		for (const q of ['p', 'pl', 'note 1', 'pricing', 'f3/n']) {
+			expect(rankNotes(q, many, 5), q).toEqual(rankNotes(q, many, 300).slice(0, 5));
+		}
+	});
+
 	it('nothing matching: no suggestions; the limit holds', () => {
 		expect(rankNotes('zzzz', NOTES)).toEqual([]);
 		const many = Array.from({ length: 50 }, (_, i) => note(`n/note ${i}.md`, i));
