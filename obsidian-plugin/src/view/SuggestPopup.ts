@@ -24,8 +24,12 @@ export interface SuggestSource {
 	tags(): TagCandidate[];
 }
 
+/** Element ids must be unique in the window: a chat pane and the Ask modal can both have a list. */
+let nextId = 1;
+
 export class SuggestPopup {
 	readonly el: HTMLElement;
+	private readonly id = `vask-suggest-${nextId++}`;
 	private trigger: Trigger | null = null;
 	private items: Suggestion[] = [];
 	private selected = 0;
@@ -39,10 +43,10 @@ export class SuggestPopup {
 		parentEl: HTMLElement,
 		private readonly source: SuggestSource,
 	) {
-		this.el = parentEl.createDiv({ cls: ['vask-suggest', 'suggestion-container'], attr: { role: 'listbox', id: 'vask-suggest' } });
+		this.el = parentEl.createDiv({ cls: ['vask-suggest', 'suggestion-container'], attr: { role: 'listbox', id: this.id } });
 		this.el.hide();
 		this.inputEl.setAttr('aria-autocomplete', 'list');
-		this.inputEl.setAttr('aria-controls', 'vask-suggest');
+		this.inputEl.setAttr('aria-controls', this.id);
 		component.registerDomEvent(inputEl, 'input', () => this.update());
 		component.registerDomEvent(inputEl, 'click', () => this.update());
 		component.registerDomEvent(inputEl, 'keyup', (evt: KeyboardEvent) => {
@@ -153,7 +157,7 @@ export class SuggestPopup {
 			return;
 		}
 		this.items.forEach((s, i) => {
-			const item = this.el.createDiv({ cls: ['suggestion-item', 'mod-complex', 'vask-suggest-item'], attr: { role: 'option', id: `vask-suggest-${i}` } });
+			const item = this.el.createDiv({ cls: ['suggestion-item', 'mod-complex', 'vask-suggest-item'], attr: { role: 'option', id: `${this.id}-${i}` } });
 			item.setAttr('data-kind', s.kind);
 			const content = item.createDiv({ cls: 'suggestion-content' });
 			if (s.kind === 'note') {
