@@ -37,7 +37,9 @@ function wikiSafe(s: string): string {
 }
 
 function wikilink(link: string, label: string): string {
-	return `[[${wikiSafe(link)}|${wikiSafe(label)}]]`;
+	// Brackets in a label can end the link early ("…[draft]]]"): shown as parentheses.
+	const shown = wikiSafe(label).replace(/\[/g, '(').replace(/\]/g, ')');
+	return `[[${wikiSafe(link)}|${shown}]]`;
 }
 
 /** "Knee pain - physio notes › The plan she gave me": the note, then the heading within it. */

@@ -2,6 +2,7 @@
 import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type WorkspaceLeaf } from 'obsidian';
 import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
+import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
 import { RenderScheduler } from '../lib/debounce';
 import { describeError, isAbortError } from '../lib/errors';
 import { basenameNoExt, stripMd } from '../lib/paths';
@@ -46,6 +47,8 @@ export class ChatView extends ItemView {
 	private emptyEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private sendEl!: HTMLButtonElement;
+	/** The kept chat shown, once it has a question (history). */
+	private chatId: string | null = null;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -111,10 +114,58 @@ export class ChatView extends ItemView {
 		});
 		this.registerDomEvent(newChatEl, 'click', () => this.newChat());
 		this.setBusy(false);
+		this.addHistoryActions();
 	}
 
 	override async onClose(): Promise<void> {
 		this.stop();
+		this.persist();
+		void this.host.history.flush();
+	}
+
+	/* ---------- history hooks: the UI is in HistoryModal, the store in lib/historyStore ---------- */
+
+	/** Header buttons; and the chat that was open last time, shown again. */
+	private addHistoryActions(): void {
+		this.addAction('history', 'Chat history', () => this.host.openHistory());
+		this.addAction('copy', 'Copy chat as Markdown', () => void (this.chatId && this.host.copyChat(this.chatId)));
+		this.addAction('file-down', 'Save chat as note', () => void (this.chatId && this.host.saveChatAsNote(this.chatId)));
+		const current = this.host.history.currentId;
+		const record = current ? this.host.history.get(current) : null;
+		if (record) this.showChat(record);
+	}
+
+	/** The id of the kept chat in the pane; null while it has no question. */
+	get currentChatId(): string | null {
+		return this.chatId;
+	}
+
+	/** Keeps the chat as it is now (the store writes it within a moment). */
+	private persist(): void {
+		if (this.session.isEmpty) return;
+		this.chatId ??= newChatId();
+		this.host.history.put(chatRecord(this.chatId, this.session.all, new Date(), this.host.history.get(this.chatId)));
+	}
+
+	/** Shows a kept chat, to read and to continue: a follow-up carries its history. */
+	showChat(record: ChatRecord): void {
+		this.newChat();
+		this.chatId = record.id;
+		this.host.history.setCurrent(record.id);
+		this.session.load(liveTurns(record));
+		this.emptyEl.hide();
+		for (const turn of this.session.all) {
+			if (turn.role === 'user') {
+				this.renderUser(turn);
+				continue;
+			}
+			const ui = this.createAnswerUi(turn);
+			ui.scheduler.request();
+			this.renderSources(turn, ui);
+			this.updateState(turn, ui);
+			this.renderEnding(turn, ui);
+		}
+		this.scrollToBottom(true);
 	}
 
 	focusInput(): void {
@@ -136,6 +187,9 @@ export class ChatView extends ItemView {
 	/** Clears the conversation: the next question starts without history. */
 	newChat(): void {
 		this.stop();
+		const active = this.session.active;
+		if (active) this.session.stop(active); // kept as stopped, not as interrupted
+		this.persist();
 		this.session.clear();
 		for (const ui of this.answers.values()) {
 			ui.scheduler.cancel();
@@ -143,6 +197,8 @@ export class ChatView extends ItemView {
 			if (ui.errorComponent) this.removeChild(ui.errorComponent);
 		}
 		this.answers.clear();
+		this.chatId = null;
+		this.host.history.setCurrent(null);
 		this.messagesEl.empty();
 		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
 		this.renderEmpty();
@@ -155,6 +211,8 @@ export class ChatView extends ItemView {
 		if (!q) return;
 		if (this.busy) this.stop();
 		const { user, assistant, history } = this.session.ask(q, opts.currentNote);
+		if (this.host.settings.chatModel) assistant.model = this.host.settings.chatModel;
+		this.persist();
 		this.emptyEl.hide();
 		this.renderUser(user);
 		const ui = this.createAnswerUi(assistant);
@@ -180,6 +238,7 @@ export class ChatView extends ItemView {
 		ui.sourcesEl.hide();
 		ui.errorEl.hide();
 		this.updateState(turn, ui);
+		this.persist();
 		await this.receive(again.user, turn, ui, again.history);
 	}
 
@@ -204,6 +263,7 @@ export class ChatView extends ItemView {
 				onEvent: (ev) => {
 					if (!current()) return;
 					this.session.apply(assistant, ev);
+					this.persist(); // written within a moment: a crash keeps what arrived
 					this.updateState(assistant, ui);
 					if (ev.type === 'sources') {
 						const follow = this.isAtBottom();
@@ -228,6 +288,8 @@ export class ChatView extends ItemView {
 			}
 		}
 		if (!current()) return;
+		this.persist();
+		void this.host.history.flush();
 		await ui.scheduler.flush();
 		const follow = this.isAtBottom();
 		this.renderSources(assistant, ui);
@@ -397,7 +459,7 @@ export class ChatView extends ItemView {
 			copy.addEventListener('click', () => void this.copy(turn));
 		}
 		if (turn.status === 'stopped') {
-			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: 'Stopped.' });
+			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: turn.interrupted ? 'Interrupted: Obsidian closed before the answer was complete.' : 'Stopped.' });
 		}
 		if (turn.status === 'error') {
 			const plain = describeError(turn.error, this.host.errorContext());

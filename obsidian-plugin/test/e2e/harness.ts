@@ -6,11 +6,13 @@
  */
 import type { App as ObsidianApp, PluginManifest } from 'obsidian';
 import VaskPlugin from '../../src/main';
-import { App, TFile, TFolder } from './obsidian-stub';
+import { App, TFile, TFolder, type VaultListing } from './obsidian-stub';
 
 interface HarnessConfig {
 	vaultPath: string;
 	activeFile?: string;
+	/** The plugin's folder in the vault, where the chat history is kept (one per test unless shared). */
+	pluginDir: string;
 	settings: Record<string, unknown>;
 }
 
@@ -28,10 +30,12 @@ async function main(): Promise<void> {
 	const cfg = window.__harnessConfig;
 	window.__pluginData = cfg.settings;
 	const manifest = (await (await fetch('/manifest.json')).json()) as PluginManifest;
+	manifest.dir = cfg.pluginDir;
+	const listing = (await (await fetch('/__fs/list')).json()) as VaultListing;
 
 	const rightSplitEl = document.getElementById('right-split')!;
 	const statusBarEl = document.getElementById('status-bar')!;
-	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl });
+	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl, listing });
 	if (cfg.activeFile) app.workspace.activeFile = new TFile(cfg.activeFile);
 
 	const plugin = new VaskPlugin(app as unknown as ObsidianApp, manifest);

@@ -248,13 +248,113 @@ export class TFile extends TAbstractFile {
 		return i === -1 ? this.name : this.name.slice(0, i);
 	}
 }
-export class TFolder extends TAbstractFile {}
+let activeVault: Vault | null = null;
+
+export class TFolder extends TAbstractFile {
+	get children(): TAbstractFile[] {
+		return activeVault?.childrenOf(this.path) ?? [];
+	}
+	isRoot(): boolean {
+		return this.path === '/';
+	}
+}
+
+/** The test vault's files on disk, through the page server's /__fs endpoints (support.ts). */
+async function fsCall(op: string, params: Record<string, string>, body?: string): Promise<Response> {
+	const res = await fetch(`/__fs/${op}?${new URLSearchParams(params).toString()}`, {
+		method: body === undefined && op !== 'mkdir' && op !== 'rename' ? 'GET' : 'POST',
+		...(body === undefined ? {} : { body }),
+	});
+	if (!res.ok && res.status !== 404) throw new Error(`${op} ${JSON.stringify(params)}: ${res.status} ${await res.text()}`);
+	return res;
+}
+
+/** What the vault holds when the page loads (GET /__fs/list). */
+export interface VaultListing {
+	files: string[];
+	folders: string[];
+}
+
+/** The parts of Obsidian's DataAdapter the plugin uses: paths relative to the vault, like Obsidian's. */
+class DiskAdapter {
+	constructor(private readonly basePath: string) {}
+	getBasePath(): string {
+		return this.basePath;
+	}
+	async exists(path: string): Promise<boolean> {
+		return ((await (await fsCall('exists', { path })).json()) as { exists: boolean }).exists;
+	}
+	async read(path: string): Promise<string> {
+		const res = await fsCall('read', { path });
+		if (res.status === 404) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+		return res.text();
+	}
+	async write(path: string, data: string): Promise<void> {
+		await fsCall('write', { path }, data);
+	}
+	async mkdir(path: string): Promise<void> {
+		await fsCall('mkdir', { path });
+	}
+}
 
 export class Vault extends Events {
-	adapter: { getBasePath: () => string };
-	constructor(basePath: string) {
+	readonly configDir = '.obsidian';
+	adapter: DiskAdapter;
+	private readonly entries = new Map<string, TAbstractFile>();
+	private readonly root = new TFolder('/');
+	constructor(basePath: string, listing: VaultListing = { files: [], folders: [] }) {
 		super();
-		this.adapter = { getBasePath: () => basePath };
+		this.adapter = new DiskAdapter(basePath);
+		for (const f of listing.folders) this.entries.set(f, new TFolder(f));
+		for (const f of listing.files) this.entries.set(f, new TFile(f));
+		activeVault = this;
+	}
+	getRoot(): TFolder {
+		return this.root;
+	}
+	getAbstractFileByPath(path: string): TAbstractFile | null {
+		return path === '/' ? this.root : this.entries.get(path) ?? null;
+	}
+	childrenOf(folder: string): TAbstractFile[] {
+		const prefix = folder === '/' ? '' : `${folder}/`;
+		return [...this.entries.values()].filter((e) => e.path.startsWith(prefix) && !e.path.slice(prefix.length).includes('/'));
+	}
+	getMarkdownFiles(): TFile[] {
+		return [...this.entries.values()].filter((e): e is TFile => e instanceof TFile && e.extension === 'md');
+	}
+	async create(path: string, data: string): Promise<TFile> {
+		if (this.entries.has(path) || (await this.adapter.exists(path))) throw new Error('File already exists.');
+		await this.adapter.write(path, data);
+		const file = new TFile(path);
+		this.entries.set(path, file);
+		this.trigger('create', file);
+		return file;
+	}
+	async modify(file: TFile, data: string): Promise<void> {
+		await this.adapter.write(file.path, data);
+		this.trigger('modify', file);
+	}
+	async createFolder(path: string): Promise<TFolder> {
+		if (this.entries.has(path)) throw new Error('Folder already exists.');
+		await this.adapter.mkdir(path);
+		const folder = new TFolder(path);
+		this.entries.set(path, folder);
+		return folder;
+	}
+	async read(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	async cachedRead(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	/** As when the user renames or moves a note in Obsidian. */
+	async rename(file: TAbstractFile, newPath: string): Promise<void> {
+		const oldPath = file.path;
+		await fsCall('rename', { from: oldPath, to: newPath });
+		this.entries.delete(oldPath);
+		file.path = newPath;
+		this.entries.set(newPath, file);
+		this.trigger('rename', file, oldPath);
 	}
 }
 
@@ -352,9 +452,15 @@ export class App {
 	readonly vault: Vault;
 	readonly statusBarEl: HTMLElement;
 	readonly modalContainerEl: HTMLElement;
-	constructor(opts: { basePath: string; rightSplitEl: HTMLElement; statusBarEl: HTMLElement; modalContainerEl?: HTMLElement }) {
+	constructor(opts: {
+		basePath: string;
+		rightSplitEl: HTMLElement;
+		statusBarEl: HTMLElement;
+		modalContainerEl?: HTMLElement;
+		listing?: VaultListing;
+	}) {
 		this.workspace = new Workspace(this, opts.rightSplitEl);
-		this.vault = new Vault(opts.basePath);
+		this.vault = new Vault(opts.basePath, opts.listing);
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
 	}
@@ -406,7 +512,14 @@ export abstract class ItemView extends View {
 }
 
 export function setIcon(el: HTMLElement, icon: string): void {
-	const glyphs: Record<string, string> = { 'refresh-cw': '⟳', 'message-circle': '💬', 'square-pen': '✎' };
+	const glyphs: Record<string, string> = {
+		'refresh-cw': '⟳',
+		'message-circle': '💬',
+		'square-pen': '✎',
+		history: '🕘',
+		copy: '⧉',
+		'file-down': '⤓',
+	};
 	el.setText(glyphs[icon] ?? '•');
 }
 
@@ -581,6 +694,24 @@ class TextComponent {
 	}
 }
 
+class ToggleComponent {
+	toggleEl: HTMLInputElement;
+	constructor(parent: HTMLElement) {
+		this.toggleEl = parent.createEl('input', { type: 'checkbox', cls: 'checkbox-container' });
+	}
+	setValue(v: boolean): this {
+		this.toggleEl.checked = v;
+		return this;
+	}
+	getValue(): boolean {
+		return this.toggleEl.checked;
+	}
+	onChange(cb: (v: boolean) => unknown): this {
+		this.toggleEl.addEventListener('change', () => void cb(this.toggleEl.checked));
+		return this;
+	}
+}
+
 class ButtonComponent {
 	buttonEl: HTMLButtonElement;
 	constructor(parent: HTMLElement) {
@@ -633,6 +764,10 @@ export class Setting {
 		cb(new TextComponent(this.controlEl));
 		return this;
 	}
+	addToggle(cb: (t: ToggleComponent) => unknown): this {
+		cb(new ToggleComponent(this.controlEl));
+		return this;
+	}
 	addButton(cb: (b: ButtonComponent) => unknown): this {
 		cb(new ButtonComponent(this.controlEl));
 		return this;
@@ -663,6 +798,8 @@ export interface PluginManifest {
 	description: string;
 	author: string;
 	isDesktopOnly?: boolean;
+	/** The plugin's folder, vault-relative (Obsidian sets it when it loads the plugin). */
+	dir?: string;
 }
 
 export interface Command {

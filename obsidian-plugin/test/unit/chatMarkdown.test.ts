@@ -67,7 +67,7 @@ describe('chat as Markdown', () => {
 				'*About [[Projects/Q&A: plan|Q&A: plan]]*',
 				'The main risk is time [[Projects/Q&A: plan#Risks 1 draft v2|Q&A: plan]].',
 				// the cited passage first
-				'Sources:\n- [[Projects/Q&A: plan#Risks 1 draft v2|Q&A: plan › Risks #1 [draft] ∣ v2]]\n- [[Health/Knee|Knee]]',
+				'Sources:\n- [[Projects/Q&A: plan#Risks 1 draft v2|Q&A: plan › Risks #1 (draft) ∣ v2]]\n- [[Health/Knee|Knee]]',
 				'## And the budget?',
 				'> And\n> the budget?',
 				'Half an ans',
@@ -83,7 +83,7 @@ describe('chat as Markdown', () => {
 		const a = s.ask('q');
 		const odd = { ...other, title: 'a]]b|c', heading: '', link: 'x/y' };
 		s.apply(a.assistant, { type: 'done', answer: 'x', citations: [], sources: [odd], declined: false });
-		expect(chatAsMarkdown(chatRecord('i', s.all, new Date()))).toContain('- [[x/y|a] ]b∣c]]');
+		expect(chatAsMarkdown(chatRecord('i', s.all, new Date()))).toContain('- [[x/y|a) )b∣c]]');
 	});
 
 	it('reads the chat id back (quoted or not), or null', () => {
