@@ -516,8 +516,8 @@ export function setIcon(el: HTMLElement, icon: string): void {
 		'refresh-cw': '⟳',
 		'message-circle': '💬',
 		'square-pen': '✎',
-		history: '🕘',
-		copy: '⧉',
+		history: '↺',
+		copy: '▣',
 		'file-down': '⤓',
 	};
 	el.setText(glyphs[icon] ?? '•');
