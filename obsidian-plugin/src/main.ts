@@ -309,7 +309,12 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	async askInChat(question: string, opts: AskOptions = {}): Promise<void> {
 		const view = await this.openChat();
-		if (view) await view.ask(question, opts);
+		if (!view) return;
+		// A question about a note starts a chat of its own (kept and listed as about that note),
+		// unless the chat in the pane is about that note already.
+		const first = view.conversation.find((t) => t.role === 'user');
+		if (opts.currentNote && first && first.currentNote !== opts.currentNote) view.newChat();
+		await view.ask(question, opts);
 	}
 
 	async reindexVault(): Promise<void> {

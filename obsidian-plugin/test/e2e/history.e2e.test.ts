@@ -191,6 +191,13 @@ describe('chat history in Chromium against the real server', () => {
 		const pluginDir = '.obsidian/plugins/vask-reload';
 		const page = await openPage({ pluginDir });
 		expect(await page.locator('.vask-msg').count()).toBe(0);
+		// Shift+Enter is a new line, not a question (Enter sends, in askAndWait).
+		await page.locator('.vask-input').click();
+		await page.locator('.vask-input').pressSequentially('first line');
+		await page.locator('.vask-input').press('Shift+Enter');
+		expect(await page.locator('.vask-input').inputValue()).toBe('first line\n');
+		expect(await page.locator('.vask-msg').count()).toBe(0);
+		await page.locator('.vask-input').fill('');
 		await askAndWait(page, QUESTION);
 		const first = (await conversation(page))[1] as AssistantTurn;
 		expect(first.citations[0]?.link).toBe(EXPECTED_LINK);
@@ -398,7 +405,7 @@ describe('chat history in Chromium against the real server', () => {
 		await askAndWait(page, FOLLOW_UP);
 		await page.locator('.vask-new-chat').click();
 		await askAndWait(page, 'What did I write about running in February?');
-		await page.locator('.vask-new-chat').click();
+		// "Ask about the current note" starts a chat of its own: the February chat stays as it is.
 		await page.evaluate(() => {
 			const plugin = window.__vask!.plugin as unknown as { commands: { id: string; checkCallback?: (c: boolean) => unknown }[] };
 			plugin.commands.find((c) => c.id === 'ask-current-note')!.checkCallback!(false);
@@ -406,6 +413,7 @@ describe('chat history in Chromium against the real server', () => {
 		await page.locator('.modal .vask-ask-input').pressSequentially('How often do I feed Bruno in fridge mode?');
 		await page.locator('.modal .vask-ask-input').press('Enter');
 		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(await page.locator('.vask-msg-user').count()).toBe(1);
 
 		// The command opens the list.
 		await page.evaluate(() => {
