@@ -16,7 +16,7 @@ const HEADER_KEY = 'vask_chat_history';
 /**
  * How much is kept: the newest chats (by last change) within both limits; the
  * chat open in the pane is never pruned. 200 long chats with their sources
- * come to about 4 MB, a size that is still quick to rewrite while an answer streams.
+ * come to about 4 MB: about 20 ms a write while an answer streams (docs/BENCHMARKS.md).
  */
 export interface HistoryLimits {
 	maxChats: number;
@@ -219,6 +219,22 @@ export function migrateRecord(raw: unknown, now: Date = new Date()): ChatRecord 
 	return record;
 }
 
+/**
+ * A record's line in the file, made once per record object: records are
+ * replaced, never changed in place, so while an answer streams only the open
+ * chat is serialised again for each write (not the whole history).
+ */
+const lines = new WeakMap<ChatRecord, string>();
+
+function lineOf(record: ChatRecord): string {
+	let line = lines.get(record);
+	if (line === undefined) {
+		line = JSON.stringify(record);
+		lines.set(record, line);
+	}
+	return line;
+}
+
 /** Newest change first. */
 function byUpdated(a: ChatRecord, b: ChatRecord): number {
 	return a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0;
@@ -226,9 +242,9 @@ function byUpdated(a: ChatRecord, b: ChatRecord): number {
 
 /** The history file's text: a header line, then one chat per line, newest first. */
 export function serializeHistory(records: readonly ChatRecord[], current: string | null = null): string {
-	const lines = [JSON.stringify({ [HEADER_KEY]: HISTORY_VERSION, current })];
-	for (const r of [...records].sort(byUpdated)) lines.push(JSON.stringify(r));
-	return lines.join('\n') + '\n';
+	const out = [JSON.stringify({ [HEADER_KEY]: HISTORY_VERSION, current })];
+	for (const r of [...records].sort(byUpdated)) out.push(lineOf(r));
+	return out.join('\n') + '\n';
 }
 
 /**
@@ -288,14 +304,14 @@ export function pruneHistory(
 	const kept: ChatRecord[] = [];
 	const dropped: ChatRecord[] = [];
 	const pinned = keep === null ? undefined : sorted.find((r) => r.id === keep);
-	let chars = pinned ? JSON.stringify(pinned).length : 0;
+	let chars = pinned ? lineOf(pinned).length : 0;
 	let count = pinned ? 1 : 0;
 	for (const r of sorted) {
 		if (r === pinned) {
 			kept.push(r);
 			continue;
 		}
-		const size = JSON.stringify(r).length;
+		const size = lineOf(r).length;
 		if (count + 1 <= limits.maxChats && chars + size <= limits.maxChars) {
 			kept.push(r);
 			count++;
