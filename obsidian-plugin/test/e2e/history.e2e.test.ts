@@ -5,7 +5,7 @@
  * note whose links resolve to the cited headings, updated by a second save,
  * and left out of the real server's index by its frontmatter.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -360,6 +360,29 @@ describe('chat history in Chromium against the real server', () => {
 		// An indexed chat is cited like a note (which is why they are left out by default): remove it for the next tests.
 		rmSync(join(vask.vault, indexedPath));
 		await expect.poll(() => search('sourdough starter fridge mode feed'), { timeout: 30_000 }).not.toContain(indexedPath);
+	});
+
+	it('a saved note renamed while Obsidian was closed is found again by the chat id in its frontmatter', async () => {
+		const pluginDir = '.obsidian/plugins/vask-save-renamed';
+		const first = await openPage({ pluginDir });
+		await askAndWait(first, 'How many grams of flour go into a feed in counter mode?');
+		await action(first, 'Save chat as note').click();
+		const saved = join(vask.vault, 'Vask chats/How many grams of flour go into a feed in counter mode.md');
+		await expect.poll(() => existsSync(saved), { timeout: 10_000 }).toBe(true);
+		await expect.poll(() => onDisk(pluginDir)?.records[0]?.notePath).toBe('Vask chats/How many grams of flour go into a feed in counter mode.md');
+		await first.context().close();
+		// Renamed outside Obsidian's sight: no rename event reaches the plugin.
+		const renamed = join(vask.vault, 'Vask chats/Flour per feed.md');
+		renameSync(saved, renamed);
+
+		const page = await openPage({ pluginDir });
+		await expect.poll(() => page.locator('.vask-msg-user').count()).toBe(1);
+		await askAndWait(page, 'And in fridge mode?');
+		await action(page, 'Save chat as note').click();
+		await expect.poll(() => readFileSync(renamed, 'utf8'), { timeout: 10_000 }).toContain('## And in fridge mode?');
+		expect(existsSync(saved)).toBe(false);
+		await expect.poll(() => onDisk(pluginDir)?.records[0]?.notePath).toBe('Vask chats/Flour per feed.md');
+		rmSync(renamed);
 	});
 
 	it('an unreadable history file: the pane opens, says so once, keeps the file aside and the chats it could read', async () => {
