@@ -346,7 +346,19 @@ describe('chat history in Chromium against the real server', () => {
 
 		// "Index saved chats" on: the next chat's note has no opt-out, and the server indexes it;
 		// the first one, saved with the opt-out, stays out of the index.
-		await page.evaluate(() => (window.__vask!.plugin as unknown as { updateSettings(p: object): Promise<void> }).updateSettings({ indexSavedChats: true }));
+		await page.evaluate(() => {
+			const tab = (window.__vask!.plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[] }).settingTabs[0]!;
+			tab.display();
+			tab.containerEl.classList.add('vask-test-settings');
+			document.body.appendChild(tab.containerEl);
+		});
+		const setting = (name: string) => page.locator('.vask-test-settings .setting-item').filter({ hasText: name });
+		expect(await setting('Folder for saved chats').locator('input').inputValue()).toBe('Vask chats');
+		const toggle = setting('Index saved chats').locator('input[type=checkbox]');
+		expect(await toggle.isChecked()).toBe(false);
+		await toggle.check();
+		await expect.poll(() => page.evaluate(() => (window.__pluginData as { indexSavedChats?: boolean }).indexSavedChats)).toBe(true);
+		await page.evaluate(() => document.querySelector('.vask-test-settings')?.remove());
 		await page.locator('.vask-new-chat').click();
 		await askAndWait(page, SOURDOUGH);
 		await action(page, 'Save chat as note').click();
