@@ -2,9 +2,9 @@
 import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type WorkspaceLeaf } from 'obsidian';
 import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
-import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
 import { RenderScheduler } from '../lib/debounce';
 import { describeError, isAbortError } from '../lib/errors';
+import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
 import { basenameNoExt, stripMd } from '../lib/paths';
 import { askParams } from '../lib/settings';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
@@ -119,7 +119,6 @@ export class ChatView extends ItemView {
 
 	override async onClose(): Promise<void> {
 		this.stop();
-		this.persist();
 		void this.host.history.flush();
 	}
 
@@ -128,8 +127,12 @@ export class ChatView extends ItemView {
 	/** Header buttons; and the chat that was open last time, shown again. */
 	private addHistoryActions(): void {
 		this.addAction('history', 'Chat history', () => this.host.openHistory());
-		this.addAction('copy', 'Copy chat as Markdown', () => void (this.chatId && this.host.copyChat(this.chatId)));
-		this.addAction('file-down', 'Save chat as note', () => void (this.chatId && this.host.saveChatAsNote(this.chatId)));
+		const withChat = (run: (id: string) => Promise<void>) => () => {
+			if (this.chatId) void run(this.chatId);
+			else new Notice('Ask a question first: there is no chat to keep yet.');
+		};
+		this.addAction('copy', 'Copy chat as Markdown', withChat((id) => this.host.copyChat(id)));
+		this.addAction('file-down', 'Save chat as note', withChat((id) => this.host.saveChatAsNote(id)));
 		const current = this.host.history.currentId;
 		const record = current ? this.host.history.get(current) : null;
 		if (record) this.showChat(record);
@@ -188,8 +191,11 @@ export class ChatView extends ItemView {
 	newChat(): void {
 		this.stop();
 		const active = this.session.active;
-		if (active) this.session.stop(active); // kept as stopped, not as interrupted
-		this.persist();
+		if (active) {
+			this.session.stop(active); // kept as stopped, not as interrupted
+			this.persist();
+		}
+		// (Otherwise nothing changed since the last event was kept: switching chats leaves their dates alone.)
 		this.session.clear();
 		for (const ui of this.answers.values()) {
 			ui.scheduler.cancel();

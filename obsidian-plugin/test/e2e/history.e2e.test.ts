@@ -218,6 +218,8 @@ describe('chat history in Chromium against the real server', () => {
 		await page.locator('.vask-new-chat').click();
 		expect(await page.locator('.vask-msg').count()).toBe(0);
 		await askAndWait(page, SOURDOUGH);
+		await expect.poll(() => onDisk(pluginDir)?.records.map((r) => (r.turns[1] as AssistantTurn).status)).toEqual(['done', 'done']);
+		const dates = onDisk(pluginDir)!.records.map((r) => [r.title, r.updatedAt]);
 		await action(page, 'Chat history').click();
 		const items = page.locator('.modal .vask-history-item');
 		await expect.poll(() => items.locator('.vask-history-title').allInnerTexts()).toEqual([SOURDOUGH, QUESTION]);
@@ -228,6 +230,9 @@ describe('chat history in Chromium against the real server', () => {
 		await items.first().locator('.vask-history-main').click();
 		expect(await page.locator('.modal').count()).toBe(0);
 		await expect.poll(() => page.locator('.vask-msg-user .vask-msg-text').allInnerTexts()).toEqual([QUESTION]);
+		// Reopening is not a change: the chats keep their dates and order; the file says which is open.
+		await expect.poll(() => onDisk(pluginDir)?.current).toBe(onDisk(pluginDir)!.records[1]!.id);
+		expect(onDisk(pluginDir)!.records.map((r) => [r.title, r.updatedAt])).toEqual(dates);
 
 		// Its citation opens the note at the heading, as in a fresh answer.
 		await page.locator('.vask-answer a.internal-link').first().click();
