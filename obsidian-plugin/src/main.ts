@@ -4,7 +4,6 @@
  * events, status bar and settings tab.
  */
 import { Notice, Plugin, TFile, type TAbstractFile, type View, type WorkspaceLeaf } from 'obsidian';
-import { chatAsMarkdown } from './lib/chatMarkdown';
 import { VaskClient } from './lib/client';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
@@ -15,7 +14,7 @@ import { StatusStream } from './lib/statusStream';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
 import { AskModal } from './view/AskModal';
-import { saveChatNote } from './view/chatNotes';
+import { copyChat, saveChatAsNote } from './view/chatNotes';
 import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
 import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
 import { HOVER_SOURCE } from './view/links';
@@ -257,54 +256,12 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		void this.history.flush();
 	}
 
-	async copyChat(id: string): Promise<void> {
-		const record = this.history.get(id);
-		if (!record) return;
-		try {
-			await navigator.clipboard.writeText(chatAsMarkdown(record));
-			new Notice('Chat copied as Markdown');
-		} catch (err) {
-			new Notice(`Could not copy: ${err instanceof Error ? err.message : String(err)}`);
-		}
+	copyChat(id: string): Promise<void> {
+		return copyChat(this.history, id);
 	}
 
-	/** The chat models a chat used: the ones asked for, else the server's default (asked for now, if it answers). */
-	private async chatModels(id: string): Promise<string[]> {
-		const record = this.history.get(id);
-		const models = new Set<string>();
-		let unnamed = false;
-		for (const t of record?.turns ?? []) {
-			if (t.role !== 'assistant') continue;
-			if (t.model) models.add(t.model);
-			else unnamed = true;
-		}
-		if (unnamed) {
-			try {
-				const health = await this.client.health({ signal: AbortSignal.timeout(3000) });
-				if (health.models?.chat) models.add(health.models.chat);
-			} catch {
-				// The note is saved without it.
-			}
-		}
-		return [...models];
-	}
-
-	async saveChatAsNote(id: string): Promise<void> {
-		const record = this.history.get(id);
-		if (!record) return;
-		try {
-			const saved = await saveChatNote(this.app, record, {
-				folder: this.settings.chatsFolder,
-				exclude: !this.settings.indexSavedChats,
-				models: await this.chatModels(id),
-			});
-			this.history.setNotePath(id, saved.path);
-			void this.history.flush();
-			new Notice(saved.updated ? `Chat note updated: ${saved.path}` : `Chat saved as ${saved.path}`);
-			await this.app.workspace.openLinkText(saved.path, '', false);
-		} catch (err) {
-			new Notice(`vask: could not save the chat as a note: ${err instanceof Error ? err.message : String(err)}`, 10_000);
-		}
+	saveChatAsNote(id: string): Promise<void> {
+		return saveChatAsNote(this.app, this, id);
 	}
 
 	async askInChat(question: string, opts: AskOptions = {}): Promise<void> {
