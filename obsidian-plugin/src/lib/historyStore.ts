@@ -54,6 +54,8 @@ export class HistoryStore {
 	private writing: Promise<void> | null = null;
 	private dirty = false;
 	private writeFailing = false;
+	/** false after a load that could neither read the file nor copy it aside: writing would lose it. */
+	private writable = true;
 	private readonly limits: HistoryLimits;
 	private readonly saveDelayMs: number;
 	private readonly timers: Timers;
@@ -81,12 +83,18 @@ export class HistoryStore {
 	async load(): Promise<LoadResult> {
 		this.records.clear();
 		this.current = null;
+		this.writable = true;
 		let text: string;
 		try {
 			if (!(await this.files.exists(this.path))) return { chats: 0, problem: null, backup: null };
 			text = await this.files.read(this.path);
 		} catch (err) {
-			return { chats: 0, problem: `it could not be read (${err instanceof Error ? err.message : String(err)})`, backup: null };
+			this.writable = false;
+			return {
+				chats: 0,
+				problem: `it could not be read (${err instanceof Error ? err.message : String(err)}), so it is left as it is and chats are not kept until Obsidian is restarted with the file readable`,
+				backup: null,
+			};
 		}
 		const parsed = parseHistory(text, this.now());
 		for (const r of parsed.records) this.records.set(r.id, r);
@@ -97,9 +105,10 @@ export class HistoryStore {
 			await this.files.write(backup, text);
 		} catch (err) {
 			// Without a copy, rewriting would lose what could not be read: leave the file as it is.
+			this.writable = false;
 			return {
 				chats: this.records.size,
-				problem: `${parsed.problems.join('; ')}, and it could not be copied aside (${err instanceof Error ? err.message : String(err)}), so it is left as it is`,
+				problem: `${parsed.problems.join('; ')}, and it could not be copied aside (${err instanceof Error ? err.message : String(err)}), so it is left as it is and new chats are not kept this time`,
 				backup: null,
 			};
 		}
@@ -223,6 +232,10 @@ export class HistoryStore {
 	}
 
 	private async write(): Promise<void> {
+		if (!this.writable) {
+			this.dirty = true; // kept in memory for this session only
+			return;
+		}
 		const { kept, dropped } = pruneHistory([...this.records.values()], this.limits, this.current);
 		for (const r of dropped) this.records.delete(r.id);
 		const text = serializeHistory(kept, this.current);

@@ -286,17 +286,34 @@ describe('HistoryStore', () => {
 		expect(await store(files).load()).toEqual({ chats: 1, problem: null, backup: null });
 	});
 
-	it('a file that cannot be read, or copied aside, is left as it is', async () => {
+	it('a file that cannot be read, or copied aside, is left as it is, even when chats are asked afterwards', async () => {
 		const files = new MemFiles();
 		files.files.set(PATH, 'garbage');
 		files.failRead = true;
 		const s = store(files);
 		expect((await s.load()).problem).toContain('EACCES');
 		files.failRead = false;
-		files.failWrites = true;
-		const r = await store(files).load();
-		expect(r.problem).toContain('it could not be copied aside');
+		// the session goes on: chats are kept in memory, the file is not overwritten
+		s.put(chat('a', '2026-03-01T11:00:00Z'));
+		await s.flush();
+		expect(s.list().map((c) => c.id)).toEqual(['a']);
 		expect(files.files.get(PATH)).toBe('garbage');
+		expect(files.writes).toEqual([]);
+
+		files.failWrites = true;
+		const t = store(files);
+		const r = await t.load();
+		expect(r.problem).toContain('it could not be copied aside');
+		files.failWrites = false;
+		t.put(chat('b', '2026-03-01T11:00:00Z'));
+		await t.flush();
+		expect(files.files.get(PATH)).toBe('garbage');
+		// readable and copied aside next time: the file is repaired
+		const u = store(files);
+		expect((await u.load()).backup).not.toBeNull();
+		u.put(chat('c', '2026-03-01T11:00:00Z'));
+		await u.flush();
+		expect(parseHistory(files.files.get(PATH)!).records.map((x) => x.id)).toEqual(['c']);
 	});
 
 	it('a failing write is reported once and retried with the next change', async () => {
