@@ -11,8 +11,8 @@ import { App, TFile, TFolder, type VaultListing } from './obsidian-stub';
 interface HarnessConfig {
 	vaultPath: string;
 	activeFile?: string;
-	/** The plugin's folder in the vault, where the chat history is kept (one per test unless shared). */
-	pluginDir: string;
+	/** The plugin's folder in the vault, where the chat history is kept; unset: one of this page's own. */
+	pluginDir?: string;
 	settings: Record<string, unknown>;
 }
 
@@ -30,8 +30,11 @@ async function main(): Promise<void> {
 	const cfg = window.__harnessConfig;
 	window.__pluginData = cfg.settings;
 	const manifest = (await (await fetch('/manifest.json')).json()) as PluginManifest;
-	manifest.dir = cfg.pluginDir;
-	const listing = (await (await fetch('/__fs/list')).json()) as VaultListing;
+	// A page that does not name a folder gets a fresh one: chats kept by one test never show in another.
+	manifest.dir = cfg.pluginDir ?? `.obsidian/plugins/vask-page-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+	// Without a vault on the page server (startPageServer's third argument), the files live in memory.
+	const res = await fetch('/__fs/list');
+	const listing = res.ok ? ((await res.json()) as VaultListing) : null;
 
 	const rightSplitEl = document.getElementById('right-split')!;
 	const statusBarEl = document.getElementById('status-bar')!;

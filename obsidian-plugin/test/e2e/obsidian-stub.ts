@@ -275,25 +275,49 @@ export interface VaultListing {
 	folders: string[];
 }
 
-/** The parts of Obsidian's DataAdapter the plugin uses: paths relative to the vault, like Obsidian's. */
+/**
+ * The parts of Obsidian's DataAdapter the plugin uses: paths relative to the
+ * vault, like Obsidian's. On disk through the page server; in memory when the
+ * page server has no vault to serve (`memory`).
+ */
 class DiskAdapter {
-	constructor(private readonly basePath: string) {}
+	private readonly mem: Map<string, string> | null;
+	constructor(
+		private readonly basePath: string,
+		memory = false,
+	) {
+		this.mem = memory ? new Map() : null;
+	}
 	getBasePath(): string {
 		return this.basePath;
 	}
 	async exists(path: string): Promise<boolean> {
+		if (this.mem) return this.mem.has(path) || [...this.mem.keys()].some((k) => k.startsWith(`${path}/`));
 		return ((await (await fsCall('exists', { path })).json()) as { exists: boolean }).exists;
 	}
 	async read(path: string): Promise<string> {
-		const res = await fsCall('read', { path });
-		if (res.status === 404) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
-		return res.text();
+		const text = this.mem ? this.mem.get(path) : await fsCall('read', { path }).then((r) => (r.status === 404 ? undefined : r.text()));
+		if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+		return text;
 	}
 	async write(path: string, data: string): Promise<void> {
-		await fsCall('write', { path }, data);
+		if (this.mem) this.mem.set(path, data);
+		else await fsCall('write', { path }, data);
 	}
 	async mkdir(path: string): Promise<void> {
-		await fsCall('mkdir', { path });
+		if (!this.mem) await fsCall('mkdir', { path });
+	}
+	/** For Vault.rename (Obsidian's adapter calls it rename; the plugin does not use it). */
+	async move(from: string, to: string): Promise<void> {
+		if (!this.mem) {
+			await fsCall('rename', { from, to });
+			return;
+		}
+		const text = this.mem.get(from);
+		if (text !== undefined) {
+			this.mem.delete(from);
+			this.mem.set(to, text);
+		}
 	}
 }
 
@@ -302,9 +326,11 @@ export class Vault extends Events {
 	adapter: DiskAdapter;
 	private readonly entries = new Map<string, TAbstractFile>();
 	private readonly root = new TFolder('/');
-	constructor(basePath: string, listing: VaultListing = { files: [], folders: [] }) {
+	/** `listing` null: the page server has no vault on disk, files live in memory. */
+	constructor(basePath: string, listing: VaultListing | null = null) {
 		super();
-		this.adapter = new DiskAdapter(basePath);
+		this.adapter = new DiskAdapter(basePath, listing === null);
+		listing ??= { files: [], folders: [] };
 		for (const f of listing.folders) this.entries.set(f, new TFolder(f));
 		for (const f of listing.files) this.entries.set(f, new TFile(f));
 		activeVault = this;
@@ -350,7 +376,7 @@ export class Vault extends Events {
 	/** As when the user renames or moves a note in Obsidian. */
 	async rename(file: TAbstractFile, newPath: string): Promise<void> {
 		const oldPath = file.path;
-		await fsCall('rename', { from: oldPath, to: newPath });
+		await this.adapter.move(oldPath, newPath);
 		this.entries.delete(oldPath);
 		file.path = newPath;
 		this.entries.set(newPath, file);
@@ -457,7 +483,7 @@ export class App {
 		rightSplitEl: HTMLElement;
 		statusBarEl: HTMLElement;
 		modalContainerEl?: HTMLElement;
-		listing?: VaultListing;
+		listing?: VaultListing | null;
 	}) {
 		this.workspace = new Workspace(this, opts.rightSplitEl);
 		this.vault = new Vault(opts.basePath, opts.listing);
