@@ -73,8 +73,6 @@ async function openPage(opts: OpenOptions = {}): Promise<Page> {
 	}, {
 		vaultPath: vask.vault,
 		activeFile: opts.activeFile,
-		// A history of its own per page: a chat kept by one test is not shown again in the next.
-		pluginDir: `.obsidian/plugins/vask-chat-e2e-${contexts.length}`,
 		settings: { serverUrl: server.url, token: vask.token, ...opts.settings },
 	});
 	await page.goto(server.url + '/');
@@ -134,9 +132,9 @@ beforeAll(async () => {
 	vask = await startVask();
 	const root = await buildPage();
 	pageRoot = root;
-	pageServer = await startPageServer(root, vask.url, vask.vault);
+	pageServer = await startPageServer(root, vask.url);
 	// A page server whose upstream is a port where nothing listens: "server not running".
-	deadServer = await startPageServer(root, `http://127.0.0.1:${await freePort()}`, vask.vault);
+	deadServer = await startPageServer(root, `http://127.0.0.1:${await freePort()}`);
 	browser = await chromium.launch({
 		executablePath: CHROMIUM,
 		args: [
