@@ -7,22 +7,29 @@ import { Notice, Plugin, TFile, type TAbstractFile, type View, type WorkspaceLea
 import { VaskClient } from './lib/client';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
+import { HistoryStore } from './lib/historyStore';
 import { isMarkdownPath } from './lib/paths';
 import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
 import { AskModal } from './view/AskModal';
+import { copyChat, saveChatAsNote } from './view/chatNotes';
 import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
+import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
 import { HOVER_SOURCE } from './view/links';
 import { RelatedView, VIEW_TYPE_RELATED } from './view/RelatedView';
 import { VaskSettingTab, type SettingsHost } from './view/SettingsTab';
 import { StatusBar } from './view/statusbar';
 import { StatusModal } from './view/StatusModal';
 
-export default class VaskPlugin extends Plugin implements SettingsHost {
+/** The kept chats' file, in the plugin's folder: see "Chat history" in the plugin's README. */
+const HISTORY_FILE = 'chat-history.jsonl';
+
+export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost {
 	override settings: VaskSettings = { ...DEFAULT_SETTINGS };
 	client!: VaskClient;
+	history!: HistoryStore;
 	connection: Connection = { state: 'connecting' };
 	private lastStatus: StatusEvent | null = null;
 	/** Sending changed notes failed, and the user was told; reset by the next send that works. */
@@ -36,6 +43,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 	override async onload(): Promise<void> {
 		await this.loadSettings();
 		this.client = this.makeClient();
+		await this.loadHistory();
 
 		this.registerView(VIEW_TYPE_CHAT, (leaf) => new ChatView(leaf, this));
 		this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, this));
@@ -77,7 +85,27 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			void this.batcher.flush();
 			for (const ctrl of this.inflight) ctrl.abort();
 			this.inflight.clear();
+			void this.history.flush();
 		});
+	}
+
+	/**
+	 * The history lives in the plugin's own folder (not data.json, which holds
+	 * settings and is rewritten whole on every settings change), which plugin
+	 * updates leave alone.
+	 */
+	private async loadHistory(): Promise<void> {
+		const dir = this.manifest.dir ?? `${this.app.vault.configDir}/plugins/${this.manifest.id}`;
+		this.history = new HistoryStore(this.app.vault.adapter, `${dir}/${HISTORY_FILE}`, {
+			onWriteError: (err) => this.errorNotice(err, 'could not save the chat history:'),
+		});
+		const loaded = await this.history.load();
+		if (loaded.problem) {
+			// Once: the readable chats were written back, so the next start reads the file without complaint.
+			const kept = loaded.backup ? ` The file was kept as ${loaded.backup}.` : '';
+			const chats = loaded.chats > 0 ? ` ${loaded.chats} chat${loaded.chats === 1 ? ' was' : 's were'} read.` : ' Starting with an empty history.';
+			new Notice(`vask: the chat history could not be read completely: ${loaded.problem}.${chats}${kept}`, 15_000);
+		}
 	}
 
 	async loadSettings(): Promise<void> {
@@ -152,6 +180,15 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			},
 		});
 		this.addCommand({ id: 'open-chat', name: 'Open chat', callback: () => void this.openChat() });
+		this.addCommand({ id: 'open-chat-history', name: 'Open chat history', callback: () => this.openHistory() });
+		const withChat = (run: (id: string) => Promise<void>) => (checking: boolean) => {
+			const id = this.chatView()?.currentChatId ?? null;
+			if (!id) return false;
+			if (!checking) void run(id);
+			return true;
+		};
+		this.addCommand({ id: 'save-chat-as-note', name: 'Save chat as note', checkCallback: withChat((id) => this.saveChatAsNote(id)) });
+		this.addCommand({ id: 'copy-chat-markdown', name: 'Copy chat as Markdown', checkCallback: withChat((id) => this.copyChat(id)) });
 		this.addCommand({
 			id: 'show-related',
 			name: 'Show related notes',
@@ -169,6 +206,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 		this.registerEvent(this.app.vault.on('modify', (file) => queue(file)));
 		this.registerEvent(this.app.vault.on('delete', (file) => queue(file)));
 		this.registerEvent(this.app.vault.on('rename', (file, oldPath) => queue(file, oldPath)));
+		// A chat saved as a note follows its note when it is renamed or moved.
+		this.registerEvent(this.app.vault.on('rename', (file, oldPath) => this.history.noteRenamed(oldPath, file.path)));
 	}
 
 	/** Opens (or reveals) a view in the right sidebar. */
@@ -192,9 +231,47 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 		return view;
 	}
 
+	private chatView(): ChatView | null {
+		const view = this.app.workspace.getLeavesOfType(VIEW_TYPE_CHAT)[0]?.view;
+		return view instanceof ChatView ? view : null;
+	}
+
+	openHistory(): void {
+		new HistoryModal(this.app, this).open();
+	}
+
+	async reopenChat(id: string): Promise<void> {
+		const record = this.history.get(id);
+		const view = await this.openChat();
+		if (record && view) view.showChat(record);
+	}
+
+	deleteChats(id: string | null): void {
+		const view = this.chatView();
+		const open = view?.currentChatId ?? null;
+		// The pane lets go of its chat first: it would keep it again otherwise.
+		if (view && open !== null && (id === null || id === open)) view.newChat();
+		if (id === null) this.history.clear();
+		else this.history.delete(id);
+		void this.history.flush();
+	}
+
+	copyChat(id: string): Promise<void> {
+		return copyChat(this.history, id);
+	}
+
+	saveChatAsNote(id: string): Promise<void> {
+		return saveChatAsNote(this.app, this, id);
+	}
+
 	async askInChat(question: string, opts: AskOptions = {}): Promise<void> {
 		const view = await this.openChat();
-		if (view) await view.ask(question, opts);
+		if (!view) return;
+		// A question about a note starts a chat of its own (kept and listed as about that note),
+		// unless the chat in the pane is about that note already.
+		const first = view.conversation.find((t) => t.role === 'user');
+		if (opts.currentNote && first && first.currentNote !== opts.currentNote) view.newChat();
+		await view.ask(question, opts);
 	}
 
 	async reindexVault(): Promise<void> {

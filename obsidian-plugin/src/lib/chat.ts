@@ -37,6 +37,10 @@ export interface AssistantTurn {
 	status: AssistantStatus;
 	/** Set when status is "error". */
 	error?: unknown;
+	/** The chat model asked for (the plugin's setting); unset: the server's default. */
+	model?: string;
+	/** Kept while it streamed and never finished (Obsidian closed mid-answer). */
+	interrupted?: boolean;
 }
 
 export type Turn = UserTurn | AssistantTurn;
@@ -134,6 +138,7 @@ export class ChatSession {
 		if (i < 1 || user?.role !== 'user') return null;
 		delete turn.notice;
 		delete turn.error;
+		delete turn.interrupted;
 		Object.assign(turn, freshAnswer(), { readTime: opts.readTime });
 		return { user, history: this.history(i - 1) };
 	}
@@ -180,5 +185,11 @@ export class ChatSession {
 
 	clear(): void {
 		this.turns = [];
+	}
+
+	/** Replaces the conversation with kept turns (a chat reopened from the history). */
+	load(turns: Turn[]): void {
+		this.turns = turns;
+		this.nextId = turns.reduce((max, t) => Math.max(max, t.id), 0) + 1;
 	}
 }

@@ -12,6 +12,10 @@ export interface VaskSettings {
 	chatModel: string;
 	/** Comma separated folders to leave out of answers. */
 	excludeFolders: string;
+	/** Where "Save as note" writes chats (vault folder; empty: the vault root). */
+	chatsFolder: string;
+	/** false: saved chats say `vask: exclude`, so vask does not index (and cite) them. */
+	indexSavedChats: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
@@ -21,6 +25,8 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	minSimilarity: null,
 	chatModel: '',
 	excludeFolders: '',
+	chatsFolder: 'Vask chats',
+	indexSavedChats: false,
 });
 
 /**
@@ -70,6 +76,8 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		minSimilarity,
 		chatModel: str(r.chatModel, '').trim(),
 		excludeFolders: str(r.excludeFolders, ''),
+		chatsFolder: str(r.chatsFolder, DEFAULT_SETTINGS.chatsFolder).trim(),
+		indexSavedChats: r.indexSavedChats === true,
 	};
 }
 

@@ -4,6 +4,7 @@ import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../li
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
 import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
+import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
 import { basenameNoExt, stripMd } from '../lib/paths';
 import {
 	fixQuestion,
@@ -70,6 +71,8 @@ export class ChatView extends ItemView {
 	private scopeMode: ScopeMode = 'all';
 	private scopeButtons = new Map<ScopeMode, HTMLButtonElement>();
 	private scopeTargetEl!: HTMLElement;
+	/** The kept chat shown, once it has a question (history). */
+	private chatId: string | null = null;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -146,6 +149,7 @@ export class ChatView extends ItemView {
 		this.registerEvent(this.app.workspace.on('active-leaf-change', () => this.updateScopeTarget()));
 		this.setBusy(false);
 		this.setScopeMode(this.scopeMode);
+		this.addHistoryActions();
 	}
 
 	override getState(): Record<string, unknown> {
@@ -222,6 +226,60 @@ export class ChatView extends ItemView {
 
 	override async onClose(): Promise<void> {
 		this.stop();
+		void this.host.history.flush();
+	}
+
+	/* ---------- history hooks: the UI is in HistoryModal, the store in lib/historyStore ---------- */
+
+	/** Header buttons; and the chat that was open last time, shown again. */
+	private addHistoryActions(): void {
+		this.addAction('history', 'Chat history', () => this.host.openHistory());
+		const withChat = (run: (id: string) => Promise<void>) => () => {
+			if (this.chatId) void run(this.chatId);
+			else new Notice('Ask a question first: there is no chat to keep yet.');
+		};
+		this.addAction('copy', 'Copy chat as Markdown', withChat((id) => this.host.copyChat(id)));
+		this.addAction('file-down', 'Save chat as note', withChat((id) => this.host.saveChatAsNote(id)));
+		const current = this.host.history.currentId;
+		const record = current ? this.host.history.get(current) : null;
+		if (record) this.showChat(record);
+	}
+
+	/** The id of the kept chat in the pane; null while it has no question. */
+	get currentChatId(): string | null {
+		return this.chatId;
+	}
+
+	/** Keeps the chat as it is now (the store writes it within a moment). */
+	private persist(): void {
+		if (this.session.isEmpty) return;
+		this.chatId ??= newChatId();
+		this.host.history.put(chatRecord(this.chatId, this.session.all, new Date(), this.host.history.get(this.chatId)));
+	}
+
+	/** Shows a kept chat, to read and to continue: a follow-up carries its history. */
+	showChat(record: ChatRecord): void {
+		this.newChat();
+		this.chatId = record.id;
+		this.host.history.setCurrent(record.id);
+		this.session.load(liveTurns(record));
+		this.emptyEl.hide();
+		let user: UserTurn | null = null;
+		for (const turn of this.session.all) {
+			if (turn.role === 'user') {
+				this.renderUser(turn);
+				user = turn;
+				continue;
+			}
+			if (!user) continue; // (a kept chat always starts with a question)
+			const ui = this.createAnswerUi(turn);
+			this.renderScope(turn, ui, user.paneScope ?? null);
+			ui.scheduler.request();
+			this.renderSources(turn, ui);
+			this.updateState(turn, ui);
+			this.renderEnding(turn, ui, user);
+		}
+		this.scrollToBottom(true);
 	}
 
 	focusInput(): void {
@@ -251,6 +309,12 @@ export class ChatView extends ItemView {
 	/** Clears the conversation: the next question starts without history. */
 	newChat(): void {
 		this.stop();
+		const active = this.session.active;
+		if (active) {
+			this.session.stop(active); // kept as stopped, not as interrupted
+			this.persist();
+		}
+		// (Otherwise nothing changed since the last event was kept: switching chats leaves their dates alone.)
 		this.session.clear();
 		for (const ui of this.answers.values()) {
 			ui.scheduler.cancel();
@@ -258,6 +322,8 @@ export class ChatView extends ItemView {
 			if (ui.errorComponent) this.removeChild(ui.errorComponent);
 		}
 		this.answers.clear();
+		this.chatId = null;
+		this.host.history.setCurrent(null);
 		this.messagesEl.empty();
 		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
 		this.renderEmpty();
@@ -270,6 +336,8 @@ export class ChatView extends ItemView {
 		if (!q) return;
 		if (this.busy) this.stop();
 		const { user, assistant, history } = this.session.ask(q, opts.currentNote, opts.paneScope);
+		if (this.host.settings.chatModel) assistant.model = this.host.settings.chatModel;
+		this.persist();
 		this.emptyEl.hide();
 		this.renderUser(user);
 		const ui = this.createAnswerUi(assistant);
@@ -296,6 +364,7 @@ export class ChatView extends ItemView {
 		ui.sourcesEl.hide();
 		ui.errorEl.hide();
 		this.updateState(turn, ui);
+		this.persist();
 		await this.receive(again.user, turn, ui, again.history);
 	}
 
@@ -322,6 +391,7 @@ export class ChatView extends ItemView {
 				onEvent: (ev) => {
 					if (!current()) return;
 					this.session.apply(assistant, ev);
+					this.persist(); // written within a moment: a crash keeps what arrived
 					this.updateState(assistant, ui);
 					if (ev.type === 'sources' || ev.type === 'done') this.renderScope(assistant, ui, user.paneScope ?? null);
 					if (ev.type === 'sources') {
@@ -347,6 +417,8 @@ export class ChatView extends ItemView {
 			}
 		}
 		if (!current()) return;
+		this.persist();
+		void this.host.history.flush();
 		await ui.scheduler.flush();
 		const follow = this.isAtBottom();
 		this.renderSources(assistant, ui);
@@ -555,7 +627,7 @@ export class ChatView extends ItemView {
 			copy.addEventListener('click', () => void this.copy(turn));
 		}
 		if (turn.status === 'stopped') {
-			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: 'Stopped.' });
+			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: turn.interrupted ? 'Interrupted: Obsidian closed before the answer was complete.' : 'Stopped.' });
 		}
 		if (turn.status === 'error') {
 			const plain = describeError(turn.error, this.host.errorContext());

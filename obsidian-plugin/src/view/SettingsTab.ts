@@ -87,6 +87,23 @@ export class VaskSettingTab extends PluginSettingTab {
 					.onChange(async (v) => this.host.updateSettings({ excludeFolders: v })),
 			);
 
+		new Setting(containerEl)
+			.setName('Folder for saved chats')
+			.setDesc(`Where "Save chat as note" writes. Empty: the vault root. Default: ${DEFAULT_SETTINGS.chatsFolder}`)
+			.addText((t) =>
+				t
+					.setPlaceholder(DEFAULT_SETTINGS.chatsFolder)
+					.setValue(s.chatsFolder)
+					.onChange(async (v) => this.host.updateSettings({ chatsFolder: v })),
+			);
+
+		new Setting(containerEl)
+			.setName('Index saved chats')
+			.setDesc(
+				'Off: saved chats say `vask: exclude` in their frontmatter, so vask leaves them out and an answer never cites an earlier answer as a note. Applies to chats saved from now on.',
+			)
+			.addToggle((t) => t.setValue(s.indexSavedChats).onChange(async (v) => this.host.updateSettings({ indexSavedChats: v })));
+
 		const result = containerEl.createDiv({ cls: 'vask-test-result' });
 		new Setting(containerEl)
 			.setName('Test connection')

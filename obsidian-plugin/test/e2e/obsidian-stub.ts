@@ -264,7 +264,78 @@ export class TFile extends TAbstractFile {
 		return i === -1 ? this.name : this.name.slice(0, i);
 	}
 }
-export class TFolder extends TAbstractFile {}
+let activeVault: Vault | null = null;
+
+export class TFolder extends TAbstractFile {
+	get children(): TAbstractFile[] {
+		return activeVault?.childrenOf(this.path) ?? [];
+	}
+	isRoot(): boolean {
+		return this.path === '/';
+	}
+}
+
+/** The test vault's files on disk, through the page server's /__fs endpoints (support.ts). */
+async function fsCall(op: string, params: Record<string, string>, body?: string): Promise<Response> {
+	const res = await fetch(`/__fs/${op}?${new URLSearchParams(params).toString()}`, {
+		method: body === undefined && op !== 'mkdir' && op !== 'rename' ? 'GET' : 'POST',
+		...(body === undefined ? {} : { body }),
+	});
+	if (!res.ok && res.status !== 404) throw new Error(`${op} ${JSON.stringify(params)}: ${res.status} ${await res.text()}`);
+	return res;
+}
+
+/** What the vault holds when the page loads (GET /__fs/list). */
+export interface VaultListing {
+	files: string[];
+	folders: string[];
+}
+
+/**
+ * The parts of Obsidian's DataAdapter the plugin uses: paths relative to the
+ * vault, like Obsidian's. On disk through the page server; in memory when the
+ * page server has no vault to serve (`memory`).
+ */
+class DiskAdapter {
+	private readonly mem: Map<string, string> | null;
+	constructor(
+		private readonly basePath: string,
+		memory = false,
+	) {
+		this.mem = memory ? new Map() : null;
+	}
+	getBasePath(): string {
+		return this.basePath;
+	}
+	async exists(path: string): Promise<boolean> {
+		if (this.mem) return this.mem.has(path) || [...this.mem.keys()].some((k) => k.startsWith(`${path}/`));
+		return ((await (await fsCall('exists', { path })).json()) as { exists: boolean }).exists;
+	}
+	async read(path: string): Promise<string> {
+		const text = this.mem ? this.mem.get(path) : await fsCall('read', { path }).then((r) => (r.status === 404 ? undefined : r.text()));
+		if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+		return text;
+	}
+	async write(path: string, data: string): Promise<void> {
+		if (this.mem) this.mem.set(path, data);
+		else await fsCall('write', { path }, data);
+	}
+	async mkdir(path: string): Promise<void> {
+		if (!this.mem) await fsCall('mkdir', { path });
+	}
+	/** For Vault.rename (Obsidian's adapter calls it rename; the plugin does not use it). */
+	async move(from: string, to: string): Promise<void> {
+		if (!this.mem) {
+			await fsCall('rename', { from, to });
+			return;
+		}
+		const text = this.mem.get(from);
+		if (text !== undefined) {
+			this.mem.delete(from);
+			this.mem.set(to, text);
+		}
+	}
+}
 
 /** A note of the test vault as the harness describes it (read from disk on the Node side). */
 export interface NoteInfo {
@@ -275,27 +346,82 @@ export interface NoteInfo {
 }
 
 export class Vault extends Events {
-	adapter: { getBasePath: () => string };
-	readonly files: TFile[];
+	readonly configDir = '.obsidian';
+	adapter: DiskAdapter;
+	private readonly entries = new Map<string, TAbstractFile>();
+	private readonly root = new TFolder('/');
+	/**
+	 * `listing` null: the page server has no vault on disk, files live in memory.
+	 * `notes`: the harness's note list (times, aliases, tags), which the metadata cache reads.
+	 */
 	constructor(
 		basePath: string,
+		listing: VaultListing | null = null,
 		readonly notes: NoteInfo[] = [],
 	) {
 		super();
-		this.adapter = { getBasePath: () => basePath };
-		this.files = notes.map((n) => {
-			const f = new TFile(n.path);
-			f.stat = { ctime: n.mtime, mtime: n.mtime, size: 0 };
-			return f;
-		});
+		this.adapter = new DiskAdapter(basePath, listing === null);
+		listing ??= { files: [], folders: [] };
+		for (const f of listing.folders) this.entries.set(f, new TFolder(f));
+		for (const f of listing.files) this.entries.set(f, new TFile(f));
+		for (const n of notes) {
+			const existing = this.entries.get(n.path);
+			const file = existing instanceof TFile ? existing : new TFile(n.path);
+			file.stat = { ctime: n.mtime, mtime: n.mtime, size: 0 };
+			this.entries.set(n.path, file);
+		}
+		activeVault = this;
 	}
-	getMarkdownFiles(): TFile[] {
-		return this.files.filter((f) => f.extension === 'md');
+	getRoot(): TFolder {
+		return this.root;
 	}
 	getAbstractFileByPath(path: string): TAbstractFile | null {
-		const file = this.files.find((f) => f.path === path);
-		if (file) return file;
-		return this.files.some((f) => f.path.startsWith(path + '/')) ? new TFolder(path) : null;
+		if (path === '/') return this.root;
+		const entry = this.entries.get(path);
+		if (entry) return entry;
+		// a folder known only from the notes under it (the note list names files, not folders)
+		return [...this.entries.keys()].some((p) => p.startsWith(`${path}/`)) ? new TFolder(path) : null;
+	}
+	childrenOf(folder: string): TAbstractFile[] {
+		const prefix = folder === '/' ? '' : `${folder}/`;
+		return [...this.entries.values()].filter((e) => e.path.startsWith(prefix) && !e.path.slice(prefix.length).includes('/'));
+	}
+	getMarkdownFiles(): TFile[] {
+		return [...this.entries.values()].filter((e): e is TFile => e instanceof TFile && e.extension === 'md');
+	}
+	async create(path: string, data: string): Promise<TFile> {
+		if (this.entries.has(path) || (await this.adapter.exists(path))) throw new Error('File already exists.');
+		await this.adapter.write(path, data);
+		const file = new TFile(path);
+		this.entries.set(path, file);
+		this.trigger('create', file);
+		return file;
+	}
+	async modify(file: TFile, data: string): Promise<void> {
+		await this.adapter.write(file.path, data);
+		this.trigger('modify', file);
+	}
+	async createFolder(path: string): Promise<TFolder> {
+		if (this.entries.has(path)) throw new Error('Folder already exists.');
+		await this.adapter.mkdir(path);
+		const folder = new TFolder(path);
+		this.entries.set(path, folder);
+		return folder;
+	}
+	async read(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	async cachedRead(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	/** As when the user renames or moves a note in Obsidian. */
+	async rename(file: TAbstractFile, newPath: string): Promise<void> {
+		const oldPath = file.path;
+		await this.adapter.move(oldPath, newPath);
+		this.entries.delete(oldPath);
+		file.path = newPath;
+		this.entries.set(newPath, file);
+		this.trigger('rename', file, oldPath);
 	}
 }
 
@@ -446,9 +572,10 @@ export class App {
 		statusBarEl: HTMLElement;
 		modalContainerEl?: HTMLElement;
 		notes?: NoteInfo[];
+		listing?: VaultListing | null;
 	}) {
 		this.workspace = new Workspace(this, opts.rightSplitEl);
-		this.vault = new Vault(opts.basePath, opts.notes);
+		this.vault = new Vault(opts.basePath, opts.listing, opts.notes);
 		this.metadataCache = new MetadataCache(this.vault);
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
@@ -505,7 +632,14 @@ export abstract class ItemView extends View {
 }
 
 export function setIcon(el: HTMLElement, icon: string): void {
-	const glyphs: Record<string, string> = { 'refresh-cw': '⟳', 'message-circle': '💬', 'square-pen': '✎' };
+	const glyphs: Record<string, string> = {
+		'refresh-cw': '⟳',
+		'message-circle': '💬',
+		'square-pen': '✎',
+		history: '↺',
+		copy: '▣',
+		'file-down': '⤓',
+	};
 	el.setText(glyphs[icon] ?? '•');
 }
 
@@ -680,6 +814,24 @@ class TextComponent {
 	}
 }
 
+class ToggleComponent {
+	toggleEl: HTMLInputElement;
+	constructor(parent: HTMLElement) {
+		this.toggleEl = parent.createEl('input', { type: 'checkbox', cls: 'checkbox-container' });
+	}
+	setValue(v: boolean): this {
+		this.toggleEl.checked = v;
+		return this;
+	}
+	getValue(): boolean {
+		return this.toggleEl.checked;
+	}
+	onChange(cb: (v: boolean) => unknown): this {
+		this.toggleEl.addEventListener('change', () => void cb(this.toggleEl.checked));
+		return this;
+	}
+}
+
 class ButtonComponent {
 	buttonEl: HTMLButtonElement;
 	constructor(parent: HTMLElement) {
@@ -732,6 +884,10 @@ export class Setting {
 		cb(new TextComponent(this.controlEl));
 		return this;
 	}
+	addToggle(cb: (t: ToggleComponent) => unknown): this {
+		cb(new ToggleComponent(this.controlEl));
+		return this;
+	}
 	addButton(cb: (b: ButtonComponent) => unknown): this {
 		cb(new ButtonComponent(this.controlEl));
 		return this;
@@ -762,6 +918,8 @@ export interface PluginManifest {
 	description: string;
 	author: string;
 	isDesktopOnly?: boolean;
+	/** The plugin's folder, vault-relative (Obsidian sets it when it loads the plugin). */
+	dir?: string;
 }
 
 export interface Command {

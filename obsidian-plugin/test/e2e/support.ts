@@ -4,11 +4,22 @@
  * proxies /v1/* to vask (same origin for the page, streamed, not buffered).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	renameSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { dirname, extname, join, normalize, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import esbuild from 'esbuild';
 
@@ -129,14 +140,15 @@ export const EXCLUDE_GLOB = 'Private/**';
 
 /**
  * The real `vask serve` over a temp copy of sample_vault (plus EXCLUDED_NOTES,
- * kept out by VASK_EXCLUDE and by a note's frontmatter), with the test fake for Ollama.
+ * kept out by VASK_EXCLUDE and by a note's frontmatter, and `extraNotes`, path → text), with the
+ * test fake for Ollama.
  */
-export async function startVask(): Promise<VaskServer> {
+export async function startVask(extraNotes: Record<string, string> = {}): Promise<VaskServer> {
 	const tmp = mkdtempSync(join(tmpdir(), 'vask-e2e-'));
 	const vault = join(tmp, 'vault');
 	const indexDir = join(tmp, 'index');
 	cpSync(join(repoRoot, 'sample_vault'), vault, { recursive: true });
-	for (const [path, text] of Object.entries(EXCLUDED_NOTES)) {
+	for (const [path, text] of Object.entries({ ...EXCLUDED_NOTES, ...extraNotes })) {
 		mkdirSync(dirname(join(vault, path)), { recursive: true });
 		writeFileSync(join(vault, path), text);
 	}
@@ -308,17 +320,88 @@ export interface PageServer {
 	close(): Promise<void>;
 }
 
+/** Every file and folder under `root`, vault-relative with forward slashes. */
+function listTree(root: string): { files: string[]; folders: string[] } {
+	const files: string[] = [];
+	const folders: string[] = [];
+	const walk = (dir: string): void => {
+		for (const e of readdirSync(dir, { withFileTypes: true })) {
+			const abs = join(dir, e.name);
+			const rel = relative(root, abs).split(sep).join('/');
+			if (e.isDirectory()) {
+				folders.push(rel);
+				walk(abs);
+			} else if (e.isFile()) files.push(rel);
+		}
+	};
+	walk(root);
+	return { files, folders };
+}
+
+/**
+ * The vault on disk for the page's stand-in of Obsidian's vault adapter:
+ * /__fs/{list,exists,read,write,mkdir,rename}, paths relative to the vault and
+ * kept inside it. Files the plugin writes land in the real vault, where the
+ * real server's watcher sees them.
+ */
+function serveVaultFs(vault: string, op: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
+	const inside = (p: string | null): string => {
+		const abs = resolve(vault, p ?? '');
+		if (abs !== vault && !abs.startsWith(vault + sep)) throw new Error(`outside the vault: ${p}`);
+		return abs;
+	};
+	let body = '';
+	req.on('data', (c: Buffer) => (body += c.toString()));
+	req.on('end', () => {
+		try {
+			const path = url.searchParams.get('path');
+			if (op === 'list') {
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listTree(vault)));
+			} else if (op === 'exists') {
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ exists: existsSync(inside(path)) }));
+			} else if (op === 'read') {
+				const abs = inside(path);
+				if (!existsSync(abs)) res.writeHead(404).end('not found');
+				else res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(readFileSync(abs));
+			} else if (op === 'write') {
+				const abs = inside(path);
+				mkdirSync(dirname(abs), { recursive: true });
+				writeFileSync(abs, body);
+				res.writeHead(204).end();
+			} else if (op === 'mkdir') {
+				mkdirSync(inside(path), { recursive: true });
+				res.writeHead(204).end();
+			} else if (op === 'rename') {
+				const to = inside(url.searchParams.get('to'));
+				mkdirSync(dirname(to), { recursive: true });
+				renameSync(inside(url.searchParams.get('from')), to);
+				res.writeHead(204).end();
+			} else {
+				res.writeHead(404).end('no such operation');
+			}
+		} catch (err) {
+			res.writeHead(400).end(String(err));
+		}
+	});
+}
+
 /**
  * Serves the page folder and proxies /v1/* to `target`, piping bytes as they
  * come (NDJSON and SSE stream through). When the browser aborts, the upstream
- * request is destroyed too, so the server sees the client go away.
+ * request is destroyed too, so the server sees the client go away. With
+ * `vault`, /__fs/* reads and writes that folder (the stand-in vault adapter).
  */
-export async function startPageServer(root: string, target: string): Promise<PageServer> {
+export async function startPageServer(root: string, target: string, vault?: string): Promise<PageServer> {
 	const state = { target };
 	const requests: ProxiedRequest[] = [];
 	const sockets = new Set<net.Socket>();
 	const server = http.createServer((req, res) => {
 		const url = new URL(req.url ?? '/', 'http://localhost');
+		if (url.pathname.startsWith('/__fs/')) {
+			if (!vault) res.writeHead(404).end('no vault');
+			else serveVaultFs(vault, url.pathname.slice('/__fs/'.length), url, req, res);
+			return;
+		}
 		if (url.pathname.startsWith('/v1/')) {
 			const to = new URL(url.pathname + url.search, state.target);
 			const headers: http.OutgoingHttpHeaders = {};
