@@ -43,7 +43,7 @@ class Unauthorized(VaskError):
 class ForbiddenHost(VaskError):
     code = "forbidden_host"
     status = 403
-    summary = "Host header is not a loopback name (DNS-rebinding protection)"
+    summary = "Host header is neither a loopback name, the bound address nor an allowed host (DNS-rebinding protection)"
 
 
 class ForbiddenOrigin(VaskError):
@@ -74,6 +74,16 @@ class PayloadTooLarge(VaskError):
     code = "payload_too_large"
     status = 413
     summary = "Request body over 1 MB"
+
+
+class TooManyAttempts(VaskError):
+    code = "too_many_attempts"
+    status = 429
+    summary = "Too many failed token checks from this address: wait and try again"
+
+    def __init__(self, message: str, hint: str = "", retry_after: float = 0.0) -> None:
+        super().__init__(message, hint)
+        self.retry_after = retry_after
 
 
 class ConfigError(VaskError):

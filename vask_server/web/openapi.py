@@ -17,14 +17,15 @@ from vask_server.errors import (
     OllamaFailed,
     OllamaUnavailable,
     PayloadTooLarge,
+    TooManyAttempts,
     Unauthorized,
     VaskError,
     http_errors,
 )
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
-# What any request can meet: the token check, the Host check, and an unexpected failure
-_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, VaskError)
+# What any request can meet: the token check (and its limit on failures), the Host check, an unexpected failure
+_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, TooManyAttempts, VaskError)
 # What an answer's stream can end with instead of "done" (the response is already 200 by then)
 _STREAM_ERRORS: tuple[type[VaskError], ...] = (NotIndexed, OllamaUnavailable, ModelMissing, OllamaFailed, VaskError)
 
