@@ -48,6 +48,8 @@ export interface IndexStatus {
 	model: string;
 	dimension: number;
 	last_sync: string | null;
+	/** Why the last sync failed (e.g. Ollama unreachable), or null. */
+	last_error?: { code: string; message: string; hint: string } | null;
 }
 
 export interface SearchRequest {

@@ -717,3 +717,19 @@ export abstract class Plugin extends Component {
 
 export type HoverPopover = unknown;
 export type HoverParent = { hoverPopover: HoverPopover | null };
+
+/** Obsidian's requestUrl, stood in for by a buffered fetch: the whole body, then the answer. */
+export async function requestUrl(req: {
+	url: string;
+	method?: string;
+	body?: string;
+	headers?: Record<string, string>;
+	contentType?: string;
+}): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+	const headers = { ...(req.headers ?? {}) };
+	if (req.contentType) headers['Content-Type'] = req.contentType;
+	const res = await fetch(req.url, { method: req.method ?? 'GET', headers, body: req.body });
+	const out: Record<string, string> = {};
+	res.headers.forEach((v, k) => (out[k] = v));
+	return { status: res.status, headers: out, text: await res.text() };
+}
