@@ -255,10 +255,12 @@ class TokenRegistry:
         return found
 
     def touch(self, name: str) -> None:
-        """Records a device's use in memory; written out at most once a minute."""
+        """Records a device's use in memory; written out when a device is first seen, else at most
+        once a minute."""
+        first = name not in self._used
         self._used[name] = _now()
         self._used_dirty = True
-        if self._clock() - self._used_written >= USED_WRITE_SECONDS:
+        if first or self._clock() - self._used_written >= USED_WRITE_SECONDS:
             self.flush()
 
     def flush(self) -> None:
