@@ -102,11 +102,17 @@ class OllamaUnavailable(VaskError):
         message = f"Ollama is not reachable at {host}"
         if detail:
             message += f" ({detail})"
-        super().__init__(
-            message,
-            "Start Ollama with `ollama serve` (or open the Ollama app), "
-            "or point OLLAMA_HOST at the host where it runs.",
+        hint = (
+            "Start Ollama with `ollama serve` (or open the Ollama app), or point OLLAMA_HOST at the host where it runs."
         )
+        if "certificate" in detail:
+            hint = (
+                "Give vask the CA that signed Ollama's certificate (SSL_CERT_FILE=/path/to/ca.pem), or use a "
+                "publicly trusted certificate on that host."
+            )
+        elif "https" in detail:
+            hint = "Check OLLAMA_HOST's scheme: https:// for a server (or proxy) that speaks TLS, http:// otherwise."
+        super().__init__(message, hint)
         self.host = host
 
 

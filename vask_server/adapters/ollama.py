@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -40,15 +41,27 @@ def display_host(host: str) -> str:
     return urllib.parse.urlunsplit((split.scheme, netloc, split.path, "", ""))
 
 
+def _chain_text(exc: BaseException) -> str:
+    """The messages of an error and of what it replaced: the ollama client turns httpx's TLS
+    failure into a bare ConnectionError ("Failed to connect"), keeping the reason as its context."""
+    parts, seen = [], 0
+    current: BaseException | None = exc
+    while current is not None and seen < 5:
+        parts.append(str(current))
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return " | ".join(parts)
+
+
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    text = _chain_text(exc)
     lowered = text.lower()
     if "certificate" in lowered or "ssl" in lowered or "tls" in lowered:
         if "verify failed" in lowered or "certificate_verify_failed" in lowered:
+            reason = re.sub(r"\s*\(_ssl\.c:\d+\)", "", text.split("certificate verify failed:")[-1])
+            reason = reason.split("|")[0].strip(" )]")
             return (
-                "its TLS certificate is not trusted here: " + text.split("certificate verify failed:")[-1].strip(" )]")
-                if "certificate verify failed:" in text
-                else "its TLS certificate is not trusted here"
+                f"its TLS certificate is not trusted here: {reason}" if reason else "its TLS certificate is not trusted"
             )
         if "wrong version number" in lowered or "record layer failure" in lowered:
             return "it does not speak https on that port (use http://, or check the port)"

@@ -269,6 +269,7 @@ class TokenRegistry:
         self._used_written = self._clock()
         self._used_dirty = False
         try:
+            self._refresh()
             merged = {**_read_json(self.index_dir / USED_FILE), **self._used}
             merged = {k: v for k, v in merged.items() if k in self._digests}  # revoked devices drop out
             _write_private(self.index_dir / USED_FILE, json.dumps(merged, indent=2) + "\n")
