@@ -358,6 +358,15 @@ export class App {
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
 	}
+	/** Obsidian 1.8.7+: vault-scoped localStorage (this device only, not synced). */
+	loadLocalStorage(key: string): unknown {
+		const raw = window.localStorage.getItem(`stub-vault-${key}`);
+		return raw === null ? null : (JSON.parse(raw) as unknown);
+	}
+	saveLocalStorage(key: string, data: unknown): void {
+		if (data === null) window.localStorage.removeItem(`stub-vault-${key}`);
+		else window.localStorage.setItem(`stub-vault-${key}`, JSON.stringify(data));
+	}
 }
 
 /* ---------- views ---------- */
