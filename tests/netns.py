@@ -93,8 +93,11 @@ class Topology:
 
 def random_networks(count: int) -> list[str]:
     """`count` distinct /30s in 10.200.0.0/13, so that two runs at once rarely meet (and never leave it)."""
-    base = int(ipaddress.ip_address("10.200.0.0")) + secrets.randbelow(1 << 17) * 4 * count
-    return [f"{ipaddress.ip_address(base + 4 * n)}/30" for n in range(count)]
+    block = ipaddress.ip_network("10.200.0.0/13")
+    base = int(block.network_address) + secrets.randbelow(block.num_addresses // (4 * count)) * 4 * count
+    networks = [ipaddress.ip_network(f"{ipaddress.ip_address(base + 4 * n)}/30") for n in range(count)]
+    assert all(net.subnet_of(block) for net in networks), networks  # type: ignore[arg-type]
+    return [str(net) for net in networks]
 
 
 @dataclass
