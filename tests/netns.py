@@ -96,7 +96,7 @@ def random_networks(count: int) -> list[str]:
     block = ipaddress.ip_network("10.200.0.0/13")
     base = int(block.network_address) + secrets.randbelow(block.num_addresses // (4 * count)) * 4 * count
     networks = [ipaddress.ip_network(f"{ipaddress.ip_address(base + 4 * n)}/30") for n in range(count)]
-    assert all(net.subnet_of(block) for net in networks), networks  # type: ignore[arg-type]
+    assert all(net.subnet_of(block) for net in networks), networks
     return [str(net) for net in networks]
 
 
