@@ -21,6 +21,7 @@ from vask_server.core.citations import sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
+from vask_server.core.scope import Scope
 from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
 from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
 
@@ -209,6 +210,13 @@ def _range_line(time_range: dict[str, Any] | None) -> str | None:
     return f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
 
 
+def _scope_line(scope: dict[str, list[str]] | None) -> str | None:
+    """'Within [[Launch Tidepool app]], #project': what the question's mentions limited it to."""
+    if not scope:
+        return None
+    return "Within " + Scope(tuple(scope["notes"]), tuple(scope["tags"]), tuple(scope["folders"])).describe()
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     flags = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
     # a repeated flag (--exclude A --exclude B) reads as the variable would: "A,B"
@@ -377,6 +385,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
             sources = event["sources"]
             if event.get("notice"):
                 print(f"note: {event['notice']}", file=sys.stderr)
+            if line := _scope_line(event.get("scope")):
+                print(f"{line}:", file=sys.stderr)
             if line := _range_line(event.get("time_range")):
                 print(f"{line}:", file=sys.stderr)
         elif kind == "token":
@@ -428,10 +438,14 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
     time_range = result.time_range.to_dict() if result.time_range else None
+    scope = result.scope.to_dict() if result.scope else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        print(json.dumps({"hits": hits, "mode": result.mode, "time_range": time_range}, ensure_ascii=False, indent=2))
+        payload = {"hits": hits, "mode": result.mode, "time_range": time_range, "scope": scope}
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
+    if line := _scope_line(scope):
+        print(f"{line}:")
     if line := _range_line(time_range):
         print(f"{line}:")
     if not result.hits:

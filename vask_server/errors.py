@@ -34,6 +34,19 @@ class BadRequest(VaskError):
     summary = "Invalid request: body, field or path (a path leaving the vault included)"
 
 
+class ScopeNotFound(VaskError):
+    code = "scope_not_found"
+    status = 400
+    summary = "A [[Note]], #tag or path:Folder in the question names nothing in the index"
+
+    def __init__(self, message: str, hint: str, closest: list[str] | None = None) -> None:
+        super().__init__(message, hint)
+        self.closest = closest or []  # how to write the nearest names the index holds: a client can offer them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "closest": self.closest}
+
+
 class Unauthorized(VaskError):
     code = "unauthorized"
     status = 401

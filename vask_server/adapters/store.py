@@ -272,9 +272,10 @@ class Store:
         return records if paths is None else {p: r for p, r in records.items() if p in paths}
 
     async def note_links(self, suffix: str) -> pa.Table:
-        """Each note's path, title and links (JSON): what the link graph needs, and no more."""
+        """Each note's path, title, aliases, tags and links (JSON): what the link graph and a question's
+        scope need, and no more."""
         table = await self.notes(suffix)
-        return await table.query().select(["path", "title", "links"]).to_arrow()
+        return await table.query().select(["path", "title", "aliases", "tags", "links"]).to_arrow()
 
     async def note_statuses(self, suffix: str) -> dict[str, tuple[str, str]]:
         """Each note's (status, reason), by path: what a status report needs, without the rest of the

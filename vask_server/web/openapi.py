@@ -17,6 +17,7 @@ from vask_server.errors import (
     OllamaFailed,
     OllamaUnavailable,
     PayloadTooLarge,
+    ScopeNotFound,
     TooManyAttempts,
     Unauthorized,
     VaskError,
@@ -111,6 +112,10 @@ _SCHEMAS: dict[str, Any] = {
                     "code": {"$ref": "#/components/schemas/ErrorCode"},
                     "message": {"type": "string"},
                     "hint": {"type": "string", "description": "what to do about it; may be empty"},
+                    "closest": {
+                        **_STRINGS,
+                        "description": "scope_not_found only: the nearest names the index holds, as they are written",
+                    },
                 },
             }
         },
@@ -142,12 +147,30 @@ _SCHEMAS: dict[str, Any] = {
             "text": {"type": "string", "description": "the words understood, e.g. 'last month'; '' from filters"},
         },
     },
+    "Scope": {
+        "type": ["object", "null"],
+        "description": (
+            "what the question's [[Note]], #tag and path:Folder mentions limited it to (a passage in any of them); "
+            "null: no mention"
+        ),
+        "required": ["notes", "tags", "folders"],
+        "properties": {
+            "notes": {**_STRINGS, "description": "vault-relative paths"},
+            "tags": {**_STRINGS, "description": "the tags named and the nested tags under them, without '#'"},
+            "folders": _STRINGS,
+        },
+    },
     "SearchRequest": {
         "type": "object",
         "additionalProperties": False,
         "required": ["query"],
         "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4000,
+                "description": 'may name its scope: [[Note]], #tag, path:Folder or path:"Folder with spaces"',
+            },
             "top_k": {"type": "integer", "minimum": 1, "maximum": 50},
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
@@ -204,6 +227,7 @@ _SCHEMAS: dict[str, Any] = {
             },
             "notice": {"type": "string"},
             "time_range": {"$ref": "#/components/schemas/TimeRange"},
+            "scope": {"$ref": "#/components/schemas/Scope"},
         },
     },
     "AskRequest": {
@@ -211,7 +235,12 @@ _SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "required": ["question"],
         "properties": {
-            "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "question": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4000,
+                "description": "may name its scope: [[Note]], #tag, path:Folder (see SearchRequest.query)",
+            },
             "history": {
                 "type": "array",
                 "maxItems": 50,
@@ -300,7 +329,7 @@ def _document() -> dict[str, Any]:
                     "requestBody": _body("SearchRequest"),
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/SearchResponse"}),
-                        **_errors(BadRequest, NotIndexed, PayloadTooLarge, OllamaFailed),
+                        **_errors(BadRequest, ScopeNotFound, NotIndexed, PayloadTooLarge, OllamaFailed),
                     },
                 }
             },
@@ -314,13 +343,14 @@ def _document() -> dict[str, Any]:
                                 'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
                                 '"notice"?} (a notice when only keyword matches were found or passages were left out '
                                 'to fit the context window), then {"type": "token", "text"} as the model writes, last '
-                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range"} or '
+                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range", '
+                                '"scope"} or '
                                 '{"type": "error", "code", "message", "hint"}, whose code is one of '
                                 f"{_codes(_STREAM_ERRORS)}."
                             ),
                             "content": {"application/x-ndjson": {"schema": _EVENT}},
                         },
-                        **_errors(BadRequest, PayloadTooLarge),
+                        **_errors(BadRequest, ScopeNotFound, PayloadTooLarge),
                     },
                 }
             },

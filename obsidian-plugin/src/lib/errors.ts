@@ -14,6 +14,8 @@ export const ErrorCode = {
 	modelMissing: 'model_missing',
 	notIndexed: 'not_indexed',
 	tooManyAttempts: 'too_many_attempts',
+	/** A `[[Note]]`, `#tag` or `path:Folder` in the question that names nothing in the index. */
+	scopeNotFound: 'scope_not_found',
 	internal: 'internal',
 	// client-side
 	unreachable: 'server_unreachable',
@@ -41,10 +43,14 @@ export class VaskError extends Error {
 		readonly hint: string = '',
 		/** HTTP status, or 0 when there was no HTTP response. */
 		readonly status: number = 0,
+		/** `scope_not_found`: how to write the nearest names the index holds (`[[Note]]`, `#tag`, `path:"…"`). */
+		readonly closest: readonly string[] = [],
 	) {
 		super(message);
 	}
 }
+
+import { codeNames } from './scope';
 
 const CODE_BY_STATUS: Record<number, string> = {
 	400: ErrorCode.badRequest,
@@ -68,7 +74,8 @@ export function errorFromBody(body: unknown, status: number): VaskError | null {
 	const code = typeof e.code === 'string' && e.code ? e.code : CODE_BY_STATUS[status] ?? ErrorCode.internal;
 	const message = typeof e.message === 'string' ? e.message : '';
 	const hint = typeof e.hint === 'string' ? e.hint : '';
-	return new VaskError(code, message, hint, status);
+	const closest = Array.isArray(e.closest) ? e.closest.filter((c): c is string => typeof c === 'string' && c !== '') : [];
+	return new VaskError(code, message, hint, status, closest);
 }
 
 /** Reads a failed response's body and turns it into a VaskError. Never throws. */
@@ -272,6 +279,14 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 				code: e.code,
 				message: serverMsg || 'The question or the conversation is too long for the server.',
 				hint: serverHint || 'Start a new chat, or ask a shorter question.',
+			};
+		case ErrorCode.scopeNotFound:
+			// The server's message names the mention and its hint the closest names; the chat pane
+			// also turns those names into buttons that ask again with them.
+			return {
+				code: e.code,
+				message: codeNames(serverMsg) || 'Your question names a note, tag or folder that is not in the index.',
+				hint: codeNames(serverHint) || 'Check the spelling, or ask without it to search every note.',
 			};
 		case ErrorCode.aborted:
 			return { code: e.code, message: 'Stopped.', hint: '' };

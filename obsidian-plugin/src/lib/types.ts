@@ -50,6 +50,15 @@ export interface IndexStatus {
 	last_sync: string | null;
 	/** Why the last sync failed (e.g. Ollama unreachable), or null. */
 	last_error?: { code: string; message: string; hint: string } | null;
+	/** Notes left out by an exclusion rule: counts by rule (as the user wrote it), never their paths. */
+	excluded?: Record<string, number>;
+}
+
+/** What a question was limited to, from its `[[Note]]`, `#tag` and `path:Folder` mentions; null: not limited. */
+export interface ScopeInfo {
+	notes: string[];
+	tags: string[];
+	folders: string[];
 }
 
 export interface SearchRequest {
@@ -73,6 +82,7 @@ export interface SearchHit {
 export interface SearchResponse {
 	hits: SearchHit[];
 	mode: 'hybrid' | 'keyword' | string;
+	scope?: ScopeInfo | null;
 }
 
 export interface HistoryMessage {
@@ -143,6 +153,8 @@ export interface AskSourcesEvent {
 	notice?: string;
 	/** The range searched, or null when the question names no time (or read_time was false). */
 	time_range?: TimeRange | null;
+	/** As on `done`, when the server says it early. */
+	scope?: ScopeInfo | null;
 }
 export interface AskTokenEvent {
 	type: 'token';
@@ -155,6 +167,8 @@ export interface AskDoneEvent {
 	sources: Source[];
 	declined: boolean;
 	time_range?: TimeRange | null;
+	/** What the mentions in the question limited the search to (older servers omit it). */
+	scope?: ScopeInfo | null;
 }
 export interface AskErrorEvent {
 	type: 'error';

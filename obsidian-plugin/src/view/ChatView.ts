@@ -1,15 +1,28 @@
 /** The chat pane: questions, streamed Markdown answers with clickable citations, sources. */
-import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type WorkspaceLeaf } from 'obsidian';
+import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from 'obsidian';
 import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
-import { describeError, isAbortError } from '../lib/errors';
+import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
 import { basenameNoExt, stripMd } from '../lib/paths';
+import {
+	fixQuestion,
+	isScopeMode,
+	paneScope,
+	parseScopeMisses,
+	scopeChips,
+	scopeRequestFilters,
+	type PaneScope,
+	type ScopeChip,
+	type ScopeMode,
+} from '../lib/scope';
 import { askParams } from '../lib/settings';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
 import { createInternalLink, wireInternalLinks } from './links';
+import { SuggestPopup } from './SuggestPopup';
+import { openNote, revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
 
 export const VIEW_TYPE_CHAT = 'vask-chat';
 
@@ -19,6 +32,8 @@ const RENDER_INTERVAL_MS = 60;
 
 interface AnswerUi {
 	rootEl: HTMLElement;
+	/** Chips: the notes, tags and folders the question was limited to. */
+	scopeEl: HTMLElement;
 	answerEl: HTMLElement;
 	statusEl: HTMLElement;
 	sourcesEl: HTMLElement;
@@ -35,7 +50,11 @@ interface AnswerUi {
 export interface AskOptions {
 	/** Vault path of the note the question is about. */
 	currentNote?: string;
+	/** Limit the question to this note or folder (the pane's toggle), sent as filters. */
+	paneScope?: PaneScope | null;
 }
+
+const SCOPE_LABELS: Record<ScopeMode, string> = { all: 'All notes', note: 'This note', folder: 'This folder' };
 
 export class ChatView extends ItemView {
 	hoverPopover: HoverPopover | null = null;
@@ -46,6 +65,11 @@ export class ChatView extends ItemView {
 	private emptyEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private sendEl!: HTMLButtonElement;
+	private suggest!: SuggestPopup;
+	/** The toggle "All notes / This note / This folder": kept while the pane is open (and in its saved state). */
+	private scopeMode: ScopeMode = 'all';
+	private scopeButtons = new Map<ScopeMode, HTMLButtonElement>();
+	private scopeTargetEl!: HTMLElement;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -88,11 +112,14 @@ export class ChatView extends ItemView {
 		wireInternalLinks(this, this.app, this.messagesEl, this, () => SOURCE_PATH);
 
 		const composer = root.createDiv({ cls: 'vask-composer' });
+		// The toggle's "Only [[note]]" link opens the note too.
+		wireInternalLinks(this, this.app, composer, this, () => SOURCE_PATH);
+		this.renderScopeToggle(composer);
 		this.inputEl = composer.createEl('textarea', {
 			cls: 'vask-input',
 			attr: {
 				rows: 3,
-				placeholder: 'Ask your vault…  (Enter to send, Shift+Enter for a new line)',
+				placeholder: 'Ask your vault…  [[note, #tag or path:Folder asks only there. Enter sends, Shift+Enter: new line',
 				'aria-label': 'Question',
 			},
 		});
@@ -100,8 +127,13 @@ export class ChatView extends ItemView {
 		const newChatEl = buttons.createEl('button', { cls: 'vask-new-chat', text: 'New chat' });
 		this.sendEl = buttons.createEl('button', { cls: ['vask-send', 'mod-cta'], text: 'Send' });
 
+		// Before the Enter handler below: Enter in an open popup picks a suggestion and stops there.
+		this.suggest = new SuggestPopup(this, this.inputEl, composer, {
+			notes: () => vaultNotes(this.app),
+			tags: () => vaultTags(this.app),
+		});
 		this.registerDomEvent(this.inputEl, 'keydown', (evt: KeyboardEvent) => {
-			if (evt.key !== 'Enter' || evt.shiftKey || evt.isComposing) return;
+			if (evt.defaultPrevented || evt.key !== 'Enter' || evt.shiftKey || evt.isComposing) return;
 			evt.preventDefault();
 			if (!this.busy) this.submit();
 		});
@@ -110,7 +142,82 @@ export class ChatView extends ItemView {
 			else this.submit();
 		});
 		this.registerDomEvent(newChatEl, 'click', () => this.newChat());
+		this.registerEvent(this.app.workspace.on('file-open', () => this.updateScopeTarget()));
+		this.registerEvent(this.app.workspace.on('active-leaf-change', () => this.updateScopeTarget()));
 		this.setBusy(false);
+		this.setScopeMode(this.scopeMode);
+	}
+
+	override getState(): Record<string, unknown> {
+		return { ...super.getState(), scope: this.scopeMode };
+	}
+
+	override async setState(state: unknown, result: ViewStateResult): Promise<void> {
+		const mode = (state as { scope?: unknown } | null)?.scope;
+		if (isScopeMode(mode)) this.setScopeMode(mode);
+		await super.setState(state, result);
+	}
+
+	/** The toggle's choice. */
+	get scopeChoice(): ScopeMode {
+		return this.scopeMode;
+	}
+
+	setScopeMode(mode: ScopeMode): void {
+		// Saved with the workspace layout (getState), so the choice outlives a restart.
+		if (mode !== this.scopeMode) this.app.workspace.requestSaveLayout();
+		this.scopeMode = mode;
+		for (const [m, button] of this.scopeButtons) {
+			button.toggleClass('is-active', m === mode);
+			button.setAttr('aria-checked', m === mode ? 'true' : 'false');
+		}
+		this.updateScopeTarget();
+	}
+
+	private renderScopeToggle(composer: HTMLElement): void {
+		const bar = composer.createDiv({ cls: 'vask-scope-bar' });
+		const group = bar.createDiv({ cls: 'vask-scope-toggle', attr: { role: 'radiogroup', 'aria-label': 'Ask about' } });
+		for (const mode of ['all', 'note', 'folder'] as const) {
+			const button = group.createEl('button', {
+				cls: 'vask-scope-option',
+				text: SCOPE_LABELS[mode],
+				attr: { role: 'radio', 'data-mode': mode, 'aria-checked': 'false' },
+			});
+			this.scopeButtons.set(mode, button);
+			this.registerDomEvent(button, 'click', () => this.setScopeMode(mode));
+		}
+		this.scopeTargetEl = bar.createDiv({ cls: 'vask-scope-target', attr: { 'aria-live': 'polite' } });
+	}
+
+	/** Says what "This note" / "This folder" stands for now, or that no note is open. */
+	private updateScopeTarget(): void {
+		const el = this.scopeTargetEl;
+		if (!el) return;
+		el.empty();
+		el.removeClass('is-warn');
+		const mode = this.scopeMode;
+		if (mode === 'all') {
+			el.hide();
+			return;
+		}
+		el.show();
+		const active = this.app.workspace.getActiveFile()?.path ?? null;
+		const r = paneScope(mode, active);
+		if (!r.ok) {
+			el.addClass('is-warn');
+			el.setText('No note open');
+			el.setAttr('aria-label', r.reason);
+			return;
+		}
+		el.removeAttribute('aria-label');
+		if (!r.scope) {
+			el.setText('The note is at the vault’s root: all notes');
+		} else if (r.scope.kind === 'note') {
+			el.appendText('Only ');
+			createInternalLink(el, stripMd(r.scope.path), basenameNoExt(r.scope.path));
+		} else {
+			el.setText(`Only notes in ${r.scope.path}/`);
+		}
 	}
 
 	override async onClose(): Promise<void> {
@@ -124,8 +231,16 @@ export class ChatView extends ItemView {
 	private submit(): void {
 		const q = this.inputEl.value.trim();
 		if (!q) return;
+		// "This note" with no note open: say so and keep the question, never search the whole vault instead.
+		const scope = paneScope(this.scopeMode, this.app.workspace.getActiveFile()?.path ?? null);
+		if (!scope.ok) {
+			this.updateScopeTarget();
+			this.scopeTargetEl.setText(scope.reason);
+			return;
+		}
+		this.suggest.close();
 		this.inputEl.value = '';
-		void this.ask(q);
+		void this.ask(q, { paneScope: scope.scope });
 	}
 
 	/** Stops the answer being received, if any (the server stops when the request is aborted). */
@@ -154,10 +269,11 @@ export class ChatView extends ItemView {
 		const q = question.trim();
 		if (!q) return;
 		if (this.busy) this.stop();
-		const { user, assistant, history } = this.session.ask(q, opts.currentNote);
+		const { user, assistant, history } = this.session.ask(q, opts.currentNote, opts.paneScope);
 		this.emptyEl.hide();
 		this.renderUser(user);
 		const ui = this.createAnswerUi(assistant);
+		this.renderScope(assistant, ui, user.paneScope ?? null);
 		this.scrollToBottom(true);
 		await this.receive(user, assistant, ui, history);
 	}
@@ -197,6 +313,8 @@ export class ChatView extends ItemView {
 		if (history.length > 0) req.history = history;
 		if (user.currentNote) req.current_note = user.currentNote;
 		if (!assistant.readTime) req.read_time = false;
+		const scopeFilters = scopeRequestFilters(user.paneScope ?? null);
+		if (scopeFilters) req.filters = { ...req.filters, ...scopeFilters };
 
 		try {
 			await this.host.client.ask(req, {
@@ -205,6 +323,7 @@ export class ChatView extends ItemView {
 					if (!current()) return;
 					this.session.apply(assistant, ev);
 					this.updateState(assistant, ui);
+					if (ev.type === 'sources' || ev.type === 'done') this.renderScope(assistant, ui, user.paneScope ?? null);
 					if (ev.type === 'sources') {
 						const follow = this.isAtBottom();
 						this.renderSources(assistant, ui);
@@ -231,8 +350,9 @@ export class ChatView extends ItemView {
 		await ui.scheduler.flush();
 		const follow = this.isAtBottom();
 		this.renderSources(assistant, ui);
+		this.renderScope(assistant, ui, user.paneScope ?? null);
 		this.updateState(assistant, ui);
-		this.renderEnding(assistant, ui);
+		this.renderEnding(assistant, ui, user);
 		this.scrollToBottom(follow);
 	}
 
@@ -266,6 +386,7 @@ export class ChatView extends ItemView {
 		const rootEl = this.messagesEl.createDiv({ cls: ['vask-msg', 'vask-msg-assistant', 'is-waiting'] });
 		const ui: AnswerUi = {
 			rootEl,
+			scopeEl: rootEl.createDiv({ cls: 'vask-scope' }),
 			statusEl: rootEl.createDiv({ cls: 'vask-msg-status', text: 'Searching your notes…' }),
 			answerEl: rootEl.createDiv({ cls: ['vask-answer', 'markdown-rendered'] }),
 			errorEl: rootEl.createDiv({ cls: 'vask-error' }),
@@ -278,6 +399,7 @@ export class ChatView extends ItemView {
 		};
 		ui.errorEl.hide();
 		ui.sourcesEl.hide();
+		ui.scopeEl.hide();
 		this.answers.set(turn.id, ui);
 		return ui;
 	}
@@ -384,8 +506,44 @@ export class ChatView extends ItemView {
 		}
 	}
 
+	/** The chips above the answer: what the toggle and the question's mentions limited the search to. */
+	private renderScope(turn: AssistantTurn, ui: AnswerUi, pane: PaneScope | null): void {
+		const chips = scopeChips(turn.scope, pane);
+		const el = ui.scopeEl;
+		el.empty();
+		if (chips.length === 0) {
+			el.hide();
+			return;
+		}
+		el.show();
+		el.createSpan({ cls: 'vask-scope-label', text: 'Only in' });
+		for (const chip of chips) this.renderChip(el, chip);
+	}
+
+	private renderChip(parent: HTMLElement, chip: ScopeChip): void {
+		const what = chip.kind === 'note' ? 'Open the note' : chip.kind === 'tag' ? 'Search the notes tagged' : 'Show the folder';
+		const extra = chip.includes.length ? `, with ${chip.includes.map((t) => `#${t}`).join(', ')}` : '';
+		const el = parent.createEl('button', {
+			cls: ['vask-scope-chip', `is-${chip.kind}`],
+			attr: {
+				'data-kind': chip.kind,
+				'data-value': chip.value,
+				'aria-label': `${what} ${chip.kind === 'tag' ? chip.label : chip.value}${extra}${chip.fromPane ? ' (chosen in the pane)' : ''}`,
+			},
+		});
+		el.toggleClass('is-from-pane', chip.fromPane);
+		el.createSpan({ cls: 'vask-scope-chip-kind', text: chip.fromPane ? `this ${chip.kind}` : chip.kind });
+		el.createSpan({ cls: 'vask-scope-chip-text', text: chip.label });
+		if (chip.includes.length) el.createSpan({ cls: 'vask-scope-chip-more', text: `+${chip.includes.length}` });
+		el.addEventListener('click', (evt) => {
+			if (chip.kind === 'note') openNote(this.app, chip.value, evt);
+			else if (chip.kind === 'tag') searchTag(this.app, chip.value);
+			else revealFolder(this.app, chip.value);
+		});
+	}
+
 	/** After the stream: copy button, or the error / "stopped" note. */
-	private renderEnding(turn: AssistantTurn, ui: AnswerUi): void {
+	private renderEnding(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): void {
 		ui.actionsEl.empty();
 		ui.errorEl.empty();
 		if (turn.status === 'done' || (turn.status === 'stopped' && turn.content)) {
@@ -403,14 +561,43 @@ export class ChatView extends ItemView {
 			const plain = describeError(turn.error, this.host.errorContext());
 			ui.errorEl.show();
 			ui.errorEl.setAttr('data-code', plain.code);
-			const md = plain.hint ? `${plain.message}\n\n${plain.hint}` : plain.message;
+			const fixes = plain.code === ErrorCode.scopeNotFound ? this.renderScopeFixes(turn, ui, user) : false;
+			// With buttons for the closest names, the hint that lists them is not repeated.
+			const md = plain.hint && !fixes ? `${plain.message}\n\n${plain.hint}` : plain.message;
 			if (ui.errorComponent) this.removeChild(ui.errorComponent);
 			const component = this.addChild(new Component());
 			ui.errorComponent = component;
-			void MarkdownRenderer.render(this.app, md, ui.errorEl.createDiv({ cls: 'markdown-rendered' }), SOURCE_PATH, component);
+			const box = createDiv({ cls: 'markdown-rendered' });
+			ui.errorEl.prepend(box);
+			void MarkdownRenderer.render(this.app, md, box, SOURCE_PATH, component);
 		} else {
 			ui.errorEl.hide();
 		}
+	}
+
+	/**
+	 * `scope_not_found`: a button per closest name, asking the question again
+	 * with that name in place of the one that matched nothing. False when the
+	 * server named none.
+	 */
+	private renderScopeFixes(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): boolean {
+		const e = toVaskError(turn.error);
+		const misses = parseScopeMisses(e.message, e.hint, e.closest).filter((m) => m.closest.length > 0);
+		if (misses.length === 0) return false;
+		for (const miss of misses) {
+			const row = ui.errorEl.createDiv({ cls: 'vask-scope-fix' });
+			row.createSpan({ cls: 'vask-scope-fix-label', text: misses.length > 1 ? `Instead of ${miss.written}:` : 'Did you mean' });
+			for (const name of miss.closest) {
+				const fixed = fixQuestion(user.content, miss.written, name);
+				const button = row.createEl('button', {
+					cls: 'vask-scope-fix-option',
+					text: name,
+					attr: { 'aria-label': `Ask again: “${fixed}”`, 'data-question': fixed },
+				});
+				button.addEventListener('click', () => void this.ask(fixed, { paneScope: user.paneScope ?? null }));
+			}
+		}
+		return true;
 	}
 
 	private async copy(turn: AssistantTurn): Promise<void> {

@@ -6,10 +6,12 @@
  */
 import type { App as ObsidianApp, PluginManifest } from 'obsidian';
 import VaskPlugin from '../../src/main';
-import { App, TFile, TFolder } from './obsidian-stub';
+import { App, TFile, TFolder, type NoteInfo } from './obsidian-stub';
 
 interface HarnessConfig {
 	vaultPath: string;
+	/** The vault's notes, for the metadata cache (suggestions read names, aliases and tags from it). */
+	notes?: NoteInfo[];
 	activeFile?: string;
 	settings: Record<string, unknown>;
 }
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
 
 	const rightSplitEl = document.getElementById('right-split')!;
 	const statusBarEl = document.getElementById('status-bar')!;
-	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl });
+	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl, notes: cfg.notes ?? [] });
 	if (cfg.activeFile) app.workspace.activeFile = new TFile(cfg.activeFile);
 
 	const plugin = new VaskPlugin(app as unknown as ObsidianApp, manifest);
@@ -51,6 +53,7 @@ main().catch((err: unknown) => {
 declare global {
 	interface Window {
 		__opened: import('./obsidian-stub').OpenedLink[];
+		__core: import('./obsidian-stub').CoreCall[];
 		__hovered: import('./obsidian-stub').HoveredLink[];
 		__renders: import('./obsidian-stub').RenderRecord[];
 		__notices: string[];

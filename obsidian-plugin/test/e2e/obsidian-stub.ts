@@ -19,6 +19,11 @@ export interface HoveredLink {
 	sourcePath: string;
 	targetText: string;
 }
+/** What the plugin asked Obsidian's core plugins to show: a search, a folder in the file explorer. */
+export interface CoreCall {
+	plugin: 'global-search' | 'file-explorer';
+	arg: string;
+}
 export interface RenderRecord {
 	markdown: string;
 	/** Whether the element rendered into was inside a message still streaming. */
@@ -27,6 +32,7 @@ export interface RenderRecord {
 
 interface Recorder {
 	__opened: OpenedLink[];
+	__core: CoreCall[];
 	__hovered: HoveredLink[];
 	__notices: string[];
 	__renders: RenderRecord[];
@@ -35,6 +41,7 @@ interface Recorder {
 function rec(): Recorder {
 	const w = window as unknown as Partial<Recorder>;
 	w.__opened ??= [];
+	w.__core ??= [];
 	w.__hovered ??= [];
 	w.__notices ??= [];
 	w.__renders ??= [];
@@ -109,6 +116,9 @@ function installDomHelpers(): void {
 	};
 	node.empty = function (this: Node) {
 		while (this.firstChild) this.removeChild(this.firstChild);
+	};
+	node.appendText = function (this: Node, text: string) {
+		this.appendChild(document.createTextNode(text));
 	};
 	node.detach = function (this: Node) {
 		this.parentNode?.removeChild(this);
@@ -238,7 +248,13 @@ export class TAbstractFile {
 		return this.path.slice(this.path.lastIndexOf('/') + 1);
 	}
 }
+export interface FileStat {
+	ctime: number;
+	mtime: number;
+	size: number;
+}
 export class TFile extends TAbstractFile {
+	stat: FileStat = { ctime: 0, mtime: 0, size: 0 };
 	get extension(): string {
 		const i = this.name.lastIndexOf('.');
 		return i === -1 ? '' : this.name.slice(i + 1);
@@ -250,12 +266,61 @@ export class TFile extends TAbstractFile {
 }
 export class TFolder extends TAbstractFile {}
 
+/** A note of the test vault as the harness describes it (read from disk on the Node side). */
+export interface NoteInfo {
+	path: string;
+	mtime: number;
+	aliases: string[];
+	tags: string[];
+}
+
 export class Vault extends Events {
 	adapter: { getBasePath: () => string };
-	constructor(basePath: string) {
+	readonly files: TFile[];
+	constructor(
+		basePath: string,
+		readonly notes: NoteInfo[] = [],
+	) {
 		super();
 		this.adapter = { getBasePath: () => basePath };
+		this.files = notes.map((n) => {
+			const f = new TFile(n.path);
+			f.stat = { ctime: n.mtime, mtime: n.mtime, size: 0 };
+			return f;
+		});
 	}
+	getMarkdownFiles(): TFile[] {
+		return this.files.filter((f) => f.extension === 'md');
+	}
+	getAbstractFileByPath(path: string): TAbstractFile | null {
+		const file = this.files.find((f) => f.path === path);
+		if (file) return file;
+		return this.files.some((f) => f.path.startsWith(path + '/')) ? new TFolder(path) : null;
+	}
+}
+
+/** Obsidian's metadata cache, from the harness's note list: frontmatter aliases and tag counts. */
+export class MetadataCache extends Events {
+	constructor(private readonly vault: Vault) {
+		super();
+	}
+	getFileCache(file: TFile): { frontmatter?: Record<string, unknown> } | null {
+		const note = this.vault.notes.find((n) => n.path === file.path);
+		if (!note) return null;
+		return note.aliases.length ? { frontmatter: { aliases: note.aliases } } : {};
+	}
+	/** As Obsidian's: '#tag' as written → how many times it is used (here: once per note that has it). */
+	getTags(): Record<string, number> {
+		const out: Record<string, number> = {};
+		for (const n of this.vault.notes) for (const tag of n.tags) out[`#${tag}`] = (out[`#${tag}`] ?? 0) + 1;
+		return out;
+	}
+}
+
+export function parseFrontMatterAliases(frontmatter: Record<string, unknown> | null): string[] | null {
+	const v = frontmatter?.aliases ?? frontmatter?.alias;
+	if (typeof v === 'string') return [v];
+	return Array.isArray(v) ? v.filter((a): a is string => typeof a === 'string') : null;
 }
 
 type ViewCreator = (leaf: WorkspaceLeaf) => View;
@@ -327,6 +392,11 @@ export class Workspace extends Events {
 	async revealLeaf(leaf: WorkspaceLeaf): Promise<void> {
 		for (const l of this.leaves) l.el.toggleClass('is-hidden', l !== leaf);
 	}
+	/** Obsidian saves the layout (each view's getState) soon after; counted here. */
+	layoutSaves = 0;
+	requestSaveLayout(): void {
+		this.layoutSaves++;
+	}
 	getActiveFile(): TFile | null {
 		return this.activeFile;
 	}
@@ -347,14 +417,39 @@ export class Workspace extends Events {
 	}
 }
 
+/** Obsidian's core plugins Search and Files, recording what they were asked to show. */
+class InternalPlugins {
+	getPluginById(id: string): { enabled: boolean; instance: Record<string, unknown> } | null {
+		if (id === 'global-search') {
+			return { enabled: true, instance: { openGlobalSearch: (q: string) => rec().__core.push({ plugin: 'global-search', arg: q }) } };
+		}
+		if (id === 'file-explorer') {
+			return {
+				enabled: true,
+				instance: { revealInFolder: (f: TAbstractFile) => rec().__core.push({ plugin: 'file-explorer', arg: f.path }) },
+			};
+		}
+		return null;
+	}
+}
+
 export class App {
 	readonly workspace: Workspace;
 	readonly vault: Vault;
+	readonly metadataCache: MetadataCache;
+	readonly internalPlugins = new InternalPlugins();
 	readonly statusBarEl: HTMLElement;
 	readonly modalContainerEl: HTMLElement;
-	constructor(opts: { basePath: string; rightSplitEl: HTMLElement; statusBarEl: HTMLElement; modalContainerEl?: HTMLElement }) {
+	constructor(opts: {
+		basePath: string;
+		rightSplitEl: HTMLElement;
+		statusBarEl: HTMLElement;
+		modalContainerEl?: HTMLElement;
+		notes?: NoteInfo[];
+	}) {
 		this.workspace = new Workspace(this, opts.rightSplitEl);
-		this.vault = new Vault(opts.basePath);
+		this.vault = new Vault(opts.basePath, opts.notes);
+		this.metadataCache = new MetadataCache(this.vault);
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
 	}
@@ -387,6 +482,10 @@ export abstract class View extends Component {
 	}
 	async onOpen(): Promise<void> {}
 	async onClose(): Promise<void> {}
+	getState(): Record<string, unknown> {
+		return {};
+	}
+	async setState(_state: unknown, _result: unknown): Promise<void> {}
 }
 
 export abstract class ItemView extends View {

@@ -4,7 +4,7 @@
  * proxies /v1/* to vask (same origin for the page, streamed, not buffered).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -119,12 +119,27 @@ export interface VaskServer {
 	stop(): Promise<void>;
 }
 
-/** The real `vask serve` over a temp copy of sample_vault, with the test fake for Ollama. */
+/** Notes kept out of the index in the e2e vault, one per kind of rule; their words must never show. */
+export const EXCLUDED_NOTES: Record<string, string> = {
+	'Private/Therapy notes.md': '# Therapy notes\n\nPRIVATE-THERAPY-MARKER: nothing here may reach the plugin.\n',
+	'03 Resources/Salary talk.md': '---\nvask: exclude\n---\n# Salary talk\n\nPRIVATE-SALARY-MARKER: the number I asked for.\n',
+};
+/** The glob that keeps Private/ out (VASK_EXCLUDE), as the status reports its rule. */
+export const EXCLUDE_GLOB = 'Private/**';
+
+/**
+ * The real `vask serve` over a temp copy of sample_vault (plus EXCLUDED_NOTES,
+ * kept out by VASK_EXCLUDE and by a note's frontmatter), with the test fake for Ollama.
+ */
 export async function startVask(): Promise<VaskServer> {
 	const tmp = mkdtempSync(join(tmpdir(), 'vask-e2e-'));
 	const vault = join(tmp, 'vault');
 	const indexDir = join(tmp, 'index');
 	cpSync(join(repoRoot, 'sample_vault'), vault, { recursive: true });
+	for (const [path, text] of Object.entries(EXCLUDED_NOTES)) {
+		mkdirSync(dirname(join(vault, path)), { recursive: true });
+		writeFileSync(join(vault, path), text);
+	}
 
 	const [c1, a1] = uv(['python', '-m', 'tests.fake_ollama', '--port', String(await freePort())]);
 	const fake = await startProcess(c1, a1, {
@@ -134,7 +149,7 @@ export async function startVask(): Promise<VaskServer> {
 		name: 'fake Ollama',
 	});
 	const fakeOllamaUrl = fake.match[1]!;
-	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat' };
+	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat', VASK_EXCLUDE: EXCLUDE_GLOB };
 	const port = await freePort();
 	const [c2, a2] = uv(['vask', 'serve', '--vault', vault, '--index-dir', indexDir, '--port', String(port)]);
 	let vask: Proc;
@@ -181,6 +196,49 @@ async function runToken(vault: string, indexDir: string, env: NodeJS.ProcessEnv)
 			else rej(new Error(`vask token failed (${code}): ${out}${err}`));
 		});
 	});
+}
+
+/** A note as the stand-in metadata cache serves it. */
+export interface NoteInfo {
+	path: string;
+	mtime: number;
+	aliases: string[];
+	tags: string[];
+}
+
+/** A YAML list as the sample vault writes them: `[a, b]`, `a`, or `- a` lines. */
+function yamlList(front: string, key: string): string[] {
+	const inline = new RegExp(`^${key}:[ \\t]*(.+)$`, 'm').exec(front);
+	if (inline) {
+		const v = inline[1]!.trim();
+		const items = v.startsWith('[') ? v.slice(1, -1).split(',') : [v];
+		return items.map((x) => x.trim().replace(/^["']|["']$/g, '')).filter(Boolean);
+	}
+	const block = new RegExp(`^${key}:\\s*\\n((?:[ \\t]*-[^\\n]*\\n?)+)`, 'm').exec(front);
+	return block ? [...block[1]!.matchAll(/-\s*(.+)/g)].map((m) => m[1]!.trim().replace(/^["']|["']$/g, '')) : [];
+}
+
+/**
+ * The vault's notes with their aliases and tags, read from disk: what
+ * Obsidian's metadata cache would hold, for the stand-in (the suggestions
+ * read it). Hidden folders are skipped, as Obsidian does.
+ */
+export function readVaultNotes(root: string, dir = ''): NoteInfo[] {
+	const out: NoteInfo[] = [];
+	for (const d of readdirSync(join(root, dir), { withFileTypes: true })) {
+		if (d.name.startsWith('.')) continue;
+		const rel = dir ? `${dir}/${d.name}` : d.name;
+		if (d.isDirectory()) out.push(...readVaultNotes(root, rel));
+		else if (d.name.endsWith('.md')) {
+			const text = readFileSync(join(root, rel), 'utf8');
+			const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? '';
+			const body = text.slice(front ? front.length + 8 : 0).replace(/```[\s\S]*?```/g, '');
+			const inline = [...body.matchAll(/(?:^|\s)#([\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu)].map((m) => m[1]!);
+			const tags = [...new Set([...yamlList(front, 'tags'), ...inline].map((t) => t.replace(/^#/, '')))];
+			out.push({ path: rel, mtime: statSync(join(root, rel)).mtimeMs, aliases: yamlList(front, 'aliases'), tags });
+		}
+	}
+	return out;
 }
 
 /** Polls GET /v1/health until the index has notes and nothing pending. */

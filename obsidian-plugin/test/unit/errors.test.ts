@@ -65,6 +65,21 @@ describe('errorFromResponse / toVaskError', () => {
 		expect([e.code, e.message, e.hint, e.status]).toEqual(['forbidden_host', 'Host not allowed', 'use 127.0.0.1', 403]);
 	});
 
+	it("keeps scope_not_found's closest names", async () => {
+		const e = await errorFromResponse(
+			new Response(
+				JSON.stringify({
+					error: { code: 'scope_not_found', message: 'No tag #runing in the index.', hint: 'Closest: #running.', closest: ['#running', 3] },
+				}),
+				{ status: 400 },
+			),
+		);
+		expect([e.code, e.status, e.closest]).toEqual(['scope_not_found', 400, ['#running']]);
+		const p = describeError(e);
+		// The names as code: shown as written, not rendered as links (a wrong [[Note]] would link to nothing).
+		expect(p).toEqual({ code: 'scope_not_found', message: 'No tag `#runing` in the index.', hint: 'Closest: `#running`.' });
+	});
+
 	it('uses the status when the body has no code', async () => {
 		const e = await errorFromResponse(new Response(JSON.stringify({ error: { message: 'x' } }), { status: 404 }));
 		expect(e.code).toBe('not_found');
