@@ -76,6 +76,8 @@ BAD_VALUES = {
     "date_keys": [" , "],
     "exclude": ["Private/**,!"],
     "obsidian_excluded": ["maybe"],
+    "ollama_headers": ["X-Proxy-Auth secret-value", "Bad Name: v", "X-Empty:"],
+    "allowed_hosts": ["vask.home.arpa,not a host"],
 }
 
 
@@ -93,7 +95,10 @@ def test_an_invalid_environment_variable_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv(spec.env, raw)
     code, _, err = run(capsys, "token", "--vault", str(tmp_path), "--index-dir", str(tmp_path / "index"))
-    assert_clear_error(code, err, f"error: {spec.env}={raw!r} is not valid: ", spec.flag)
+    shown = f"{spec.env}= (value not shown)" if spec.secret else f"{spec.env}={raw!r}"
+    assert_clear_error(code, err, f"error: {shown} is not valid: ", spec.flag)
+    if spec.secret:  # a secret is never echoed, not even in part
+        assert "secret-value" not in err and raw not in err
     assert not (tmp_path / "index").exists()  # nothing was done
 
 

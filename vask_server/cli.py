@@ -15,8 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from vask_server import __version__
-from vask_server.adapters.token import ensure_token
+from vask_server import __version__, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
 from vask_server.core.citations import sources_block, written_on
 from vask_server.core.metrics import parse_questions
@@ -37,7 +36,7 @@ COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 # Which settings each command takes as flags: the ones it uses (the README's settings table says the
 # same, and a test holds the two together). Every setting can also come from the environment.
 _EVERY = ("vault", "index_dir", "log_level")
-_OLLAMA = ("ollama_host", "embed_model", "ollama_timeout", "ollama_retries")
+_OLLAMA = ("ollama_host", "ollama_headers", "embed_model", "ollama_timeout", "ollama_retries")
 _INDEXING = (
     "chunk_tokens",
     "chunk_max_chars",
@@ -122,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
     _add_setting_flags(p, FLAGS["serve"])
 
-    p = sub.add_parser("token", help="print the bearer token the plugin needs (creates it if missing)")
+    p = sub.add_parser("token", help="the bearer tokens the plugin needs, one per device: print, add, list, revoke")
+    token_cli.add_arguments(p)
     _add_setting_flags(p, FLAGS["token"])
 
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
@@ -253,8 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return int(run_server(settings, watch=not args.no_watch))
         if args.command == "token":
-            print(ensure_token(settings.resolved_index_dir()))
-            return 0
+            return token_cli.run(args, settings.resolved_index_dir())
         return asyncio.run(_run(args, settings))
     except VaskError as exc:
         _print_error(exc)

@@ -3,14 +3,26 @@
  * vask server. This file only wires things up: settings, views, commands,
  * events, status bar and settings tab.
  */
-import { Notice, Plugin, TFile, type TAbstractFile, type View, type WorkspaceLeaf } from 'obsidian';
-import { VaskClient } from './lib/client';
+import { Notice, Plugin, TFile, requestUrl, type TAbstractFile, type View, type WorkspaceLeaf } from 'obsidian';
+import { VaskClient, joinUrl } from './lib/client';
+import { sendsChangedNotes } from './lib/connection';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
 import { HistoryStore } from './lib/historyStore';
 import { isMarkdownPath } from './lib/paths';
-import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
+import {
+	DEFAULT_SETTINGS,
+	normalizeDevice,
+	normalizeSettings,
+	splitPatch,
+	storedSettings,
+	updatedSettings,
+	withDevice,
+	type DeviceSettings,
+	type VaskSettings,
+} from './lib/settings';
 import { StatusStream } from './lib/statusStream';
+import { AutoTransport, bufferedTransport, fetchTransport, type RequestUrlLike, type Transport } from './lib/transport';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
 import { AskModal } from './view/AskModal';
@@ -26,8 +38,21 @@ import { StatusModal } from './view/StatusModal';
 /** The kept chats' file, in the plugin's folder: see "Chat history" in the plugin's README. */
 const HISTORY_FILE = 'chat-history.jsonl';
 
+/** This device's own settings (server URL, token), in Obsidian's vault-scoped localStorage. */
+const DEVICE_STORAGE_KEY = 'vask-device';
+
+interface LocalStorageApp {
+	loadLocalStorage?: (key: string) => unknown;
+	saveLocalStorage?: (key: string, data: unknown) => void;
+}
+
 export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost {
 	override settings: VaskSettings = { ...DEFAULT_SETTINGS };
+	/** What data.json holds (synced between devices), and what only this device holds. */
+	private synced: VaskSettings = { ...DEFAULT_SETTINGS };
+	private device: DeviceSettings = {};
+	/** The vault folder the server reads (/v1/health), once known: decides whether saves are sent. */
+	private serverVault: string | null = null;
 	client!: VaskClient;
 	history!: HistoryStore;
 	connection: Connection = { state: 'connecting' };
@@ -58,7 +83,10 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 		this.statusStream = new StatusStream({
 			connect: (h) => this.client.events(h),
-			onOpen: () => this.setConnection({ state: 'live', status: this.lastStatus }),
+			onOpen: () => {
+				this.setConnection({ state: 'live', status: this.lastStatus });
+				void this.learnServerVault();
+			},
 			onStatus: (status) => {
 				this.lastStatus = status;
 				this.setConnection({ state: 'live', status });
@@ -108,8 +136,20 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		}
 	}
 
+	private get localStorageApp(): LocalStorageApp {
+		return this.app as unknown as LocalStorageApp;
+	}
+
+	/** Device storage exists from Obsidian 1.8.7; before that the URL and token stay in data.json. */
+	private get hasDeviceStorage(): boolean {
+		const a = this.localStorageApp;
+		return typeof a.loadLocalStorage === 'function' && typeof a.saveLocalStorage === 'function';
+	}
+
 	async loadSettings(): Promise<void> {
-		this.settings = normalizeSettings(await this.loadData());
+		this.synced = normalizeSettings(await this.loadData());
+		this.device = this.hasDeviceStorage ? normalizeDevice(this.localStorageApp.loadLocalStorage!(DEVICE_STORAGE_KEY)) : {};
+		this.settings = withDevice(this.synced, this.device);
 	}
 
 	/** data.json changed on disk (e.g. synced from another device). */
@@ -122,8 +162,16 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	async updateSettings(patch: Partial<VaskSettings>): Promise<void> {
 		const before = this.settings;
-		this.settings = updatedSettings(this.settings, patch);
-		await this.saveData(storedSettings(this.settings));
+		if (this.hasDeviceStorage) {
+			const { device, synced } = splitPatch(patch);
+			this.device = normalizeDevice({ ...this.device, ...device });
+			this.localStorageApp.saveLocalStorage!(DEVICE_STORAGE_KEY, this.device);
+			this.synced = updatedSettings(this.synced, synced);
+		} else {
+			this.synced = updatedSettings(this.synced, patch);
+		}
+		await this.saveData(storedSettings(this.synced));
+		this.settings = withDevice(this.synced, this.device);
 		this.client = this.makeClient();
 		if (before.serverUrl !== this.settings.serverUrl || before.token !== this.settings.token) {
 			this.setConnection({ state: 'connecting' });
@@ -131,8 +179,30 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		}
 	}
 
+	/** Streaming fetch where it reaches the server, else Obsidian's requestUrl (chosen on first use). */
+	makeTransports(): { streaming: Transport; buffered: Transport } {
+		return { streaming: fetchTransport(), buffered: bufferedTransport(requestUrl as unknown as RequestUrlLike) };
+	}
+
 	private makeClient(): VaskClient {
-		return new VaskClient({ baseUrl: this.settings.serverUrl, token: this.settings.token });
+		this.serverVault = null;
+		const { streaming, buffered } = this.makeTransports();
+		let transport: Transport = streaming;
+		try {
+			transport = new AutoTransport(streaming, buffered, joinUrl(this.settings.serverUrl, '/v1/health'));
+		} catch {
+			// a server URL that is no http(s) address: every request says so (bad_settings)
+		}
+		return new VaskClient({ baseUrl: this.settings.serverUrl, token: this.settings.token, transport });
+	}
+
+	private async learnServerVault(): Promise<void> {
+		try {
+			const health = await this.client.health();
+			this.serverVault = typeof health.vault === 'string' ? health.vault : null;
+		} catch {
+			// unknown: saves are sent as before
+		}
 	}
 
 	/** Absolute path of the vault on disk (desktop only). */
@@ -200,6 +270,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 	private registerVaultEvents(): void {
 		const queue = (file: TAbstractFile, oldPath?: string): void => {
 			if (!(file instanceof TFile)) return;
+			// A server that reads another copy of the vault (through a sync tool) sees the change itself.
+			if (!sendsChangedNotes(this.settings.serverUrl, this.serverVault, this.vaultPath())) return;
 			const paths = [oldPath, file.path].filter((p): p is string => !!p && isMarkdownPath(p));
 			if (paths.length > 0) this.batcher.add(...paths);
 		};

@@ -18,14 +18,15 @@ from vask_server.errors import (
     OllamaUnavailable,
     PayloadTooLarge,
     ScopeNotFound,
+    TooManyAttempts,
     Unauthorized,
     VaskError,
     http_errors,
 )
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
-# What any request can meet: the token check, the Host check, and an unexpected failure
-_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, VaskError)
+# What any request can meet: the token check (and its limit on failures), the Host check, an unexpected failure
+_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, TooManyAttempts, VaskError)
 # What an answer's stream can end with instead of "done" (the response is already 200 by then)
 _STREAM_ERRORS: tuple[type[VaskError], ...] = (NotIndexed, OllamaUnavailable, ModelMissing, OllamaFailed, VaskError)
 
@@ -283,16 +284,29 @@ def _document() -> dict[str, Any]:
             "version": __version__,
             "description": (
                 "Ask questions across an Obsidian vault. Every endpoint except the bare health check needs "
-                "'Authorization: Bearer <token>' (`vask token` prints it). Errors share one shape: "
+                "'Authorization: Bearer <token>', one token per device (`vask token` prints the default device's, "
+                "`vask token add NAME` makes another, `vask token revoke NAME` stops one at the next request). "
+                f"20 failed token checks from one address within 60 s answer 429 {TooManyAttempts.code} to "
+                "every request from it, with Retry-After. With --tls-cert the server speaks only HTTPS. "
+                "Errors share one shape: "
                 '{"error": {"code", "message", "hint"}}; each operation lists the codes it can answer with, '
                 "and ErrorCode lists them all. With a valid token, a path the API does not have answers "
                 f"404 {NotFound.code} and a method a path does not take 405 {MethodNotAllowed.code}."
             ),
         },
-        "servers": [{"url": "http://127.0.0.1:8765"}],
+        "servers": [
+            {"url": "http://127.0.0.1:8765", "description": "the default: this machine only"},
+            {
+                "url": "https://{host}:8765",
+                "description": "vask serve --tls-cert … --allow-remote (or behind an https proxy)",
+                "variables": {"host": {"default": "vask.home.arpa"}},
+            },
+        ],
         "components": {
             "schemas": _SCHEMAS,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "a device's token (vask token)"}
+            },
         },
         "security": [{"bearer": []}],
         "paths": {

@@ -60,7 +60,7 @@ async def health(request: web.Request) -> web.Response:
             "status": "ok",
             "version": __version__,
             "vault": str(services.vault_root),
-            "ollama": {"host": settings.ollama_host, "reachable": reachable},
+            "ollama": {"host": services.gateway.host, "reachable": reachable},
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
             "index": {
                 "notes": counts.get("notes", 0),

@@ -111,3 +111,41 @@ export function askParams(settings: VaskSettings): Pick<AskRequest, 'top_k' | 'm
 	if (settings.chatModel) p.chat_model = settings.chatModel;
 	return p;
 }
+
+/**
+ * What is kept on this device only (Obsidian's vault-scoped localStorage), never in data.json,
+ * which Obsidian Sync and other sync tools copy to every device: each device has its own token
+ * (so one can be revoked alone) and may reach the server by another address.
+ */
+export interface DeviceSettings {
+	serverUrl?: string;
+	token?: string;
+}
+
+export const DEVICE_KEYS = ['serverUrl', 'token'] as const;
+
+export function normalizeDevice(raw: unknown): DeviceSettings {
+	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+	const out: DeviceSettings = {};
+	if (typeof r.serverUrl === 'string' && r.serverUrl.trim()) out.serverUrl = r.serverUrl.trim();
+	if (typeof r.token === 'string' && r.token.trim()) out.token = r.token.trim();
+	return out;
+}
+
+/** The settings in effect: this device's own server URL and token over the synced ones. */
+export function withDevice(synced: VaskSettings, device: DeviceSettings): VaskSettings {
+	return { ...synced, ...normalizeDevice(device) };
+}
+
+/** Splits a change into what goes to this device's storage and what to data.json. */
+export function splitPatch(patch: Partial<VaskSettings>): { device: DeviceSettings; synced: Partial<VaskSettings> } {
+	const device: DeviceSettings = {};
+	const synced: Partial<VaskSettings> = { ...patch };
+	for (const key of DEVICE_KEYS) {
+		if (key in patch) {
+			device[key] = patch[key] ?? '';
+			delete synced[key];
+		}
+	}
+	return { device, synced };
+}

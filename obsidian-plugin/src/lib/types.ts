@@ -48,6 +48,8 @@ export interface IndexStatus {
 	model: string;
 	dimension: number;
 	last_sync: string | null;
+	/** Why the last sync failed (e.g. Ollama unreachable), or null. */
+	last_error?: { code: string; message: string; hint: string } | null;
 	/** Notes left out by an exclusion rule: counts by rule (as the user wrote it), never their paths. */
 	excluded?: Record<string, number>;
 }

@@ -454,7 +454,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
-		expect(text).toContain('token is wrong or missing');
+		expect(text).toContain('token is wrong, missing or revoked');
 		expect(text).toContain(`uv run vask token --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('unauthorized');
 	});

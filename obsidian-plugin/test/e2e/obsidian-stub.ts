@@ -580,6 +580,15 @@ export class App {
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
 	}
+	/** Obsidian 1.8.7+: vault-scoped localStorage (this device only, not synced). */
+	loadLocalStorage(key: string): unknown {
+		const raw = window.localStorage.getItem(`stub-vault-${key}`);
+		return raw === null ? null : (JSON.parse(raw) as unknown);
+	}
+	saveLocalStorage(key: string, data: unknown): void {
+		if (data === null) window.localStorage.removeItem(`stub-vault-${key}`);
+		else window.localStorage.setItem(`stub-vault-${key}`, JSON.stringify(data));
+	}
 }
 
 /* ---------- views ---------- */
@@ -974,3 +983,19 @@ export abstract class Plugin extends Component {
 
 export type HoverPopover = unknown;
 export type HoverParent = { hoverPopover: HoverPopover | null };
+
+/** Obsidian's requestUrl, stood in for by a buffered fetch: the whole body, then the answer. */
+export async function requestUrl(req: {
+	url: string;
+	method?: string;
+	body?: string;
+	headers?: Record<string, string>;
+	contentType?: string;
+}): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+	const headers = { ...(req.headers ?? {}) };
+	if (req.contentType) headers['Content-Type'] = req.contentType;
+	const res = await fetch(req.url, { method: req.method ?? 'GET', headers, body: req.body });
+	const out: Record<string, string> = {};
+	res.headers.forEach((v, k) => (out[k] = v));
+	return { status: res.status, headers: out, text: await res.text() };
+}

@@ -22,10 +22,9 @@ describe('describeError', () => {
 
 	it('401: says the token is wrong or missing and where to get it', () => {
 		const p = describeError(new VaskError('unauthorized', 'missing bearer token', '', 401), ctx);
-		expect(p.message).toMatch(/token is wrong or missing/);
-		expect(p.hint).toBe(
-			'In a terminal, from the vask folder (where you installed it), run `uv run vask token --vault "/home/ann/Notes Vault"` to print the token, then paste it into Settings → Vask → Token.',
-		);
+		expect(p.message).toMatch(/token is wrong, missing or revoked/);
+		expect(p.hint).toContain('`uv run vask token --vault "/home/ann/Notes Vault"` prints the token');
+		expect(p.hint).toContain('`uv run vask token add NAME` makes its own token');
 		expect(p.hint).toContain('Settings → Vask → Token');
 	});
 
