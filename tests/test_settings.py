@@ -76,6 +76,10 @@ BAD_VALUES = {
     "date_keys": [" , "],
     "exclude": ["Private/**,!"],
     "obsidian_excluded": ["maybe"],
+    "index_canvas": ["maybe"],
+    "index_pdf": ["sometimes"],
+    "max_pdf_bytes": ["0"],
+    "pdf_timeout": ["0", "-1"],
 }
 
 

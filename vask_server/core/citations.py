@@ -74,8 +74,18 @@ def sources_block(hits: Sequence[Hit]) -> str:
     lines = ["Sources:"]
     for hit in unique_sources(hits):
         when = f"{written_on(hit)}, " if hit.date else ""
-        lines.append(f"  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end}, score {hit.score:.2f})")
+        lines.append(f"  [[{hit.link}]]  ({when}{location(hit)}, score {hit.score:.2f})")
     return "\n".join(lines)
+
+
+def location(hit: Hit) -> str:
+    """Where in its file a passage is, in the file's own terms: a PDF's page, a note's lines (a
+    canvas's lines are its cards in reading order, which no editor shows: none)."""
+    if hit.page is not None:
+        return f"p. {hit.page}"
+    if hit.path.lower().endswith(".canvas"):
+        return "canvas"
+    return f"lines {hit.line_start}-{hit.line_end}"
 
 
 def written_on(hit: Hit) -> str:
