@@ -24,6 +24,7 @@ from vask_server.core.models import Hit
 from vask_server.core.paged import document_title, paged_chunks, paged_note
 from vask_server.services.context import index_status, open_services
 
+
 def card(id_: str, kind: str, x: int, y: int, **fields: object) -> dict[str, object]:
     return {"id": id_, "type": kind, "x": x, "y": y, "width": 200, "height": 80, **fields}
 
@@ -295,9 +296,10 @@ async def test_broken_files_are_reported_with_a_reason_and_the_rest_is_indexed(f
     assert "not a readable PDF" in failed["Broken/corrupt.pdf"]
     assert "password" in failed["Broken/encrypted.pdf"]
     assert failed["Broken/empty.pdf"] == "empty file (0 bytes): not a PDF"
-    assert failed["Broken/invalid.canvas"].startswith("invalid canvas: not JSON (") and "line 1" in failed[
-        "Broken/invalid.canvas"
-    ]
+    assert (
+        failed["Broken/invalid.canvas"].startswith("invalid canvas: not JSON (")
+        and "line 1" in failed["Broken/invalid.canvas"]
+    )
     assert "not a JSON Canvas board" in failed["Broken/list.canvas"]
     assert set(skipped) == {"Broken/stalls.pdf", "Broken/scan.pdf"}
     assert "VASK_PDF_TIMEOUT" in skipped["Broken/stalls.pdf"] and "no text layer" in skipped["Broken/scan.pdf"]
