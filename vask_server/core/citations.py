@@ -18,7 +18,8 @@ class Citation:
     heading: str
     anchor: str
     line: int
-    link: str  # Obsidian link text: "Folder/Note#Heading"
+    link: str  # Obsidian link text: "Folder/Note#Heading", "Folder/File.pdf#page=3"
+    page: int | None = None  # a PDF's page
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -28,6 +29,7 @@ class Citation:
             "anchor": self.anchor,
             "line": self.line,
             "link": self.link,
+            "page": self.page,
         }
 
 
@@ -55,7 +57,7 @@ def extract_citations(answer: str, hits: Sequence[Hit]) -> list[Citation]:
 
 
 def citation_for(hit: Hit) -> Citation:
-    return Citation(hit.title, hit.path, hit.heading, hit.anchor, hit.line_start, hit.link)
+    return Citation(hit.title, hit.path, hit.heading, hit.anchor, hit.line_start, hit.link, hit.page)
 
 
 def unique_sources(hits: Sequence[Hit]) -> list[Hit]:

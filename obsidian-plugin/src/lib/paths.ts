@@ -15,8 +15,17 @@ export function basenameNoExt(path: string): string {
 	return stripMd(name);
 }
 
-/** Link text for openLinkText: path without .md, plus `#heading` when there is one. */
-export function linkText(path: string, anchor?: string | null): string {
+/**
+ * Link text for openLinkText: path without .md, plus `#heading` when there is one; a PDF's path
+ * plus `#page=N`, which Obsidian's PDF viewer opens at that page.
+ */
+export function linkText(path: string, anchor?: string | null, page?: number | null): string {
+	if (typeof page === 'number' && page >= 1) return `${path}#page=${page}`;
 	const base = stripMd(path);
 	return anchor ? `${base}#${anchor}` : base;
+}
+
+/** "p. 3" for a passage on a PDF's page; "" for anything else. */
+export function pageLabel(source: { page?: number | null }): string {
+	return typeof source.page === 'number' && source.page >= 1 ? `p. ${source.page}` : '';
 }
