@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vask_server.core.exclude import Excluder
-from vask_server.core.filetypes import ALL_TYPES, MARKDOWN, suffixes
+from vask_server.core.filetypes import ALL_TYPES, suffixes
 from vask_server.errors import BadRequest, NotFound
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
-    def scan(self, excluder: Excluder | None = None, types: tuple[str, ...] = (MARKDOWN,)) -> VaultScan:
+    def scan(self, excluder: Excluder | None = None, types: tuple[str, ...] = ALL_TYPES) -> VaultScan:
         """The files of these types (core/filetypes.py) that are not excluded, and every file."""
         wanted = suffixes(types)
         # Relative paths are built as strings along the walk: making a Path of every file and
