@@ -7,7 +7,7 @@ import { Notice, Plugin, TFile, type TAbstractFile, type View, type WorkspaceLea
 import { VaskClient } from './lib/client';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
-import { isMarkdownPath } from './lib/paths';
+import { isIndexedPath, isMarkdownPath } from './lib/paths';
 import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
 import type { Connection } from './lib/statusText';
@@ -163,7 +163,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 	private registerVaultEvents(): void {
 		const queue = (file: TAbstractFile, oldPath?: string): void => {
 			if (!(file instanceof TFile)) return;
-			const paths = [oldPath, file.path].filter((p): p is string => !!p && isMarkdownPath(p));
+			const paths = [oldPath, file.path].filter((p): p is string => !!p && isIndexedPath(p));
 			if (paths.length > 0) this.batcher.add(...paths);
 		};
 		this.registerEvent(this.app.vault.on('modify', (file) => queue(file)));

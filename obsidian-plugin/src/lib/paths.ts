@@ -4,6 +4,11 @@ export function isMarkdownPath(path: string): boolean {
 	return /\.md$/i.test(path);
 }
 
+/** The files vask indexes: notes, Canvas boards and PDFs. */
+export function isIndexedPath(path: string): boolean {
+	return /\.(md|canvas|pdf)$/i.test(path);
+}
+
 /** "01 Projects/Plan.md" → "01 Projects/Plan" (what Obsidian link text uses). */
 export function stripMd(path: string): string {
 	return path.replace(/\.md$/i, '');

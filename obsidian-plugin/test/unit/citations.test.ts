@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headingLabel, linkTargets, linkifyCitations, resolveCitation, type LinkTarget } from '../../src/lib/citations';
-import { linkText, pageLabel } from '../../src/lib/paths';
+import { isIndexedPath, linkText, pageLabel } from '../../src/lib/paths';
 import type { Citation, Source } from '../../src/lib/types';
 
 function source(n: number, path: string, title: string, heading: string, anchor: string): Source {
@@ -131,6 +131,11 @@ describe('PDF pages and canvases', () => {
 		expect(pageLabel({ page: 3 })).toBe('p. 3');
 		expect(pageLabel({ page: null })).toBe('');
 		expect(pageLabel({})).toBe('');
+	});
+
+	it('boards and PDFs are files the server indexes, as notes are', () => {
+		expect(['a/Plan.md', 'Board.canvas', 'x/Manual.PDF'].every(isIndexedPath)).toBe(true);
+		expect(['diagram.png', 'notes.txt', 'canvas'].some(isIndexedPath)).toBe(false);
 	});
 
 	it('a source without a link of its own still opens the PDF at its page', () => {
