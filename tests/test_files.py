@@ -225,6 +225,11 @@ async def test_canvas_and_pdf_are_found_and_cited_where_they_say_it(fake_ollama,
         board = await api.search("zorbling widget", top_k=3, min_similarity=0.0)
         related = await (await api.get("/v1/related?path=Plan.md")).json()
         status = await (await api.get("/v1/status")).json()
+        queued = await api.post("/v1/reindex", {"paths": ["Docs/Handbook.pdf", "Boards/Roadmap.canvas"]})
+        refused = await api.post("/v1/reindex", {"paths": ["Docs/diagram.png"]})
+        assert (queued.status, (await queued.json())["queued"]) == (202, 2)
+        assert refused.status == 400 and ".canvas" in (await refused.json())["error"]["message"]
+        await api.live.wait_idle(60)
     top = pdf["hits"][0]
     assert (top["path"], top["page"], top["title"]) == ("Docs/Handbook.pdf", 2, "Crew handbook")
     assert top["link"] == "Docs/Handbook.pdf#page=2"
