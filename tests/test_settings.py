@@ -78,6 +78,10 @@ BAD_VALUES = {
     "obsidian_excluded": ["maybe"],
     "ollama_headers": ["X-Proxy-Auth secret-value", "Bad Name: v", "X-Empty:"],
     "allowed_hosts": ["vask.home.arpa,not a host"],
+    "index_canvas": ["maybe"],
+    "index_pdf": ["sometimes"],
+    "max_pdf_bytes": ["0"],
+    "pdf_timeout": ["0", "-1"],
 }
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from vask_server import __version__, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.citations import sources_block, written_on
+from vask_server.core.citations import location, sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
@@ -46,6 +46,10 @@ _INDEXING = (
     "date_keys",
     "exclude",
     "obsidian_excluded",
+    "index_canvas",
+    "index_pdf",
+    "max_pdf_bytes",
+    "pdf_timeout",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
 _ANSWERS = ("chat_model", "chat_context")
@@ -330,7 +334,7 @@ def _nothing_changed(settings: Settings) -> bool:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
     options = index_options(settings, vault)
-    scan = vault.scan(excluder_for(options, vault))
+    scan = vault.scan(excluder_for(options, vault), options.file_types)
     fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
@@ -420,6 +424,7 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
         date=date.fromisoformat(source["date"]) if source.get("date") else None,
         date_end=date.fromisoformat(source["date_end"]) if source.get("date_end") else None,
         date_source=source.get("date_source"),
+        page=source.get("page"),
     )
 
 
@@ -452,7 +457,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     for n, hit in enumerate(result.hits, start=1):
         when = f"{written_on(hit)}, " if hit.date else ""
-        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end})")
+        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)})")
         snippet = " ".join(hit.text.split())
         print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
     return 0
@@ -583,6 +588,13 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             )
             if t["misread"]:
                 lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
+    paged = [rep for rep in reports if "page@6" in rep["overall"]]
+    if paged:
+        lines.append("")
+        lines.append("questions answered on a PDF page: the PDF in the first 6, its best passage on that page")
+        for rep in paged:
+            o = rep["overall"]
+            lines.append(f"{rep['config']:<{width}}{o['page_questions']:>4}  page@6 {o['page@6']:.3f}")
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")

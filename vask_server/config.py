@@ -55,6 +55,10 @@ class Settings:
     date_keys: tuple[str, ...] = DEFAULT_DATE_KEYS
     exclude: tuple[str, ...] = ()
     obsidian_excluded: bool = True
+    index_canvas: bool = True
+    index_pdf: bool = True
+    max_pdf_bytes: int = 50_000_000
+    pdf_timeout: float = 30.0
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -312,6 +316,34 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _bool,
         "Also leave out what Obsidian's Settings > Files and links > Excluded files lists (true or false).",
     ),
+    SettingSpec(
+        "index_canvas",
+        "VASK_INDEX_CANVAS",
+        "--index-canvas",
+        _bool,
+        "Index Canvas boards (.canvas): text cards, group and edge labels; file cards as links (true or false).",
+    ),
+    SettingSpec(
+        "index_pdf",
+        "VASK_INDEX_PDF",
+        "--index-pdf",
+        _bool,
+        "Index the text of PDFs (.pdf), page by page; hits open the page (true or false).",
+    ),
+    SettingSpec(
+        "max_pdf_bytes",
+        "VASK_MAX_PDF_BYTES",
+        "--max-pdf-bytes",
+        _int,
+        "PDFs larger than this are not opened; they are skipped and reported.",
+    ),
+    SettingSpec(
+        "pdf_timeout",
+        "VASK_PDF_TIMEOUT",
+        "--pdf-timeout",
+        _float,
+        "Seconds one PDF may take to read; then its reader is stopped, and the PDF skipped and reported.",
+    ),
 )
 
 _BY_NAME = {spec.name: spec for spec in SETTINGS}
@@ -472,6 +504,8 @@ _RULES: dict[str, Rule] = {
     "chunk_tokens": _at_least(16),
     "chunk_max_chars": _at_least(200),
     "max_note_bytes": _at_least(1),
+    "max_pdf_bytes": _at_least(1),
+    "pdf_timeout": _above(0),
     "embed_batch_size": _at_least(1),
     "embed_concurrency": _at_least(1),
     "ollama_timeout": _above(0),
@@ -486,7 +520,9 @@ _RULES: dict[str, Rule] = {
 # The folders are checked where they are used (Settings.require_vault, adapters.folders);
 # a boolean is checked by its parser.
 # The certificate and key are read by `vask serve` (web/tls.py), which says what is wrong with them.
-CHECKED_WHERE_USED = frozenset({"vault", "index_dir", "allow_remote", "obsidian_excluded", "tls_cert", "tls_key"})
+CHECKED_WHERE_USED = frozenset(
+    {"vault", "index_dir", "allow_remote", "obsidian_excluded", "tls_cert", "tls_key", "index_canvas", "index_pdf"}
+)
 
 
 def validate(settings: Settings, sources: Mapping[str, str] | None = None) -> None:

@@ -9,7 +9,7 @@ import { sendsChangedNotes } from './lib/connection';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
 import { HistoryStore } from './lib/historyStore';
-import { isMarkdownPath } from './lib/paths';
+import { isIndexedPath, isMarkdownPath } from './lib/paths';
 import {
 	DEFAULT_SETTINGS,
 	normalizeDevice,
@@ -272,7 +272,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			if (!(file instanceof TFile)) return;
 			// A server that reads another copy of the vault (through a sync tool) sees the change itself.
 			if (!sendsChangedNotes(this.settings.serverUrl, this.serverVault, this.vaultPath())) return;
-			const paths = [oldPath, file.path].filter((p): p is string => !!p && isMarkdownPath(p));
+			const paths = [oldPath, file.path].filter((p): p is string => !!p && isIndexedPath(p));
 			if (paths.length > 0) this.batcher.add(...paths);
 		};
 		this.registerEvent(this.app.vault.on('modify', (file) => queue(file)));

@@ -198,6 +198,7 @@ def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = Non
         date=row.get("date"),
         date_end=row.get("date_end"),
         date_source=row.get("date_source"),
+        page=row.get("page"),
     )
 
 

@@ -62,17 +62,19 @@ class Scope:
 class Directory:
     """What the index holds that a mention can name."""
 
-    notes: Sequence[str]  # vault-relative paths with .md
+    notes: Sequence[str]  # vault-relative paths: notes with .md, boards and PDFs with their extension
     tags: Iterable[str]  # lower-case, without '#'
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)  # path → its title and aliases
 
     @functools.cached_property
     def by_name(self) -> dict[str, list[str]]:
         """Lower-case name → the notes it names: file name, path without .md, title, aliases (as
-        Obsidian resolves a link; a name two notes share names both)."""
+        Obsidian resolves a link; a name two notes share names both). A board or PDF is named
+        with its extension, as Obsidian links to it: [[Roadmap.canvas]], [[Handbook.pdf]]."""
         out: dict[str, list[str]] = {}
         for path in self.notes:
-            keys = {note_name(path).lower(), path[:-3].lower()} | {n.lower() for n in self.names.get(path, ())}
+            keys = {note_name(path).lower(), path.lower().removesuffix(".md")}
+            keys |= {n.lower() for n in self.names.get(path, ())}
             for key in keys - {""}:
                 out.setdefault(key, []).append(path)
         return out

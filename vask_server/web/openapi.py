@@ -182,11 +182,28 @@ _SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["path", "title", "heading", "line_start", "line_end", "score", "text"],
         "properties": {
-            "path": {"type": "string", "description": "vault-relative, forward slashes, with .md"},
-            "title": {"type": "string"},
-            "heading": {"type": "string", "description": "heading path, e.g. 'Plan > Risks'"},
-            "anchor": {"type": "string", "description": "heading to open; empty for the top of the note"},
-            "link": {"type": "string", "description": "Obsidian link text: path without .md, then #anchor"},
+            "path": {
+                "type": "string",
+                "description": "vault-relative, forward slashes, with its extension: .md, .canvas or .pdf",
+            },
+            "title": {"type": "string", "description": "a PDF's from its metadata, else its file name"},
+            "heading": {"type": "string", "description": "heading path, e.g. 'Plan > Risks'; 'Handbook > Page 3'"},
+            "anchor": {
+                "type": "string",
+                "description": "heading to open; empty for the top of the note, and for a canvas or a PDF",
+            },
+            "link": {
+                "type": "string",
+                "description": (
+                    "Obsidian link text: a note's path without .md, then #anchor; a canvas's path; a PDF's path "
+                    "then #page=N"
+                ),
+            },
+            "page": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "description": "a PDF passage's page (a passage never spans two); null for notes and canvases",
+            },
             "line_start": {"type": "integer"},
             "line_end": {"type": "integer"},
             "score": {

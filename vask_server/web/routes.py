@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from vask_server import __version__
+from vask_server.core.filetypes import file_type
 from vask_server.core.prompt import previous_question
 from vask_server.errors import BadRequest, VaskError
 from vask_server.services.context import Services, index_status
@@ -42,8 +43,8 @@ def _vault_path(services: Services, value: str, name: str) -> str:
     """A vault-relative note path, checked to stay inside the vault."""
     v.string_list([value], name)  # NUL bytes and invalid Unicode
     services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
-    if not value.lower().endswith(".md"):
-        raise BadRequest(f"'{name}' must be a Markdown note path ending in .md.")
+    if file_type(value) is None:
+        raise BadRequest(f"'{name}' must be the path of a note (.md), a canvas (.canvas) or a PDF (.pdf).")
     return value.replace("\\", "/").lstrip("/")
 
 

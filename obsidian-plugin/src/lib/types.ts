@@ -132,6 +132,8 @@ export interface Source {
 	date_end?: string | null;
 	/** What dates it: "daily-note", "frontmatter:<key>", "heading", … "file-time" (the file's mtime only). */
 	date_source?: string | null;
+	/** A PDF passage's page (1-based; `link` then ends in `#page=N`); null for notes and canvases. */
+	page?: number | null;
 }
 
 /** A note the answer cites as `[Title]`. */
@@ -142,6 +144,8 @@ export interface Citation {
 	anchor: string;
 	line: number;
 	link: string;
+	/** A PDF's page, as on its source. */
+	page?: number | null;
 }
 
 export interface AskSourcesEvent {

@@ -5,7 +5,7 @@ import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
 import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
 import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
-import { basenameNoExt, stripMd } from '../lib/paths';
+import { basenameNoExt, pageLabel, stripMd } from '../lib/paths';
 import {
 	fixQuestion,
 	isScopeMode,
@@ -537,8 +537,11 @@ export class ChatView extends ItemView {
 			if (typeof s.score === 'number') {
 				meta.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
 			}
-			const label = headingLabel(s.heading ?? '', s.title ?? '');
+			// A PDF passage: its page ("p. 3", which the link opens) in place of the "Page 3" heading.
+			const page = pageLabel(s);
+			const label = page ? '' : headingLabel(s.heading ?? '', s.title ?? '');
 			const sub = li.createDiv({ cls: 'vask-source-sub' });
+			if (page) sub.createSpan({ cls: 'vask-source-page', text: page, attr: { 'aria-label': `Page ${s.page}` } });
 			if (label) sub.createSpan({ cls: 'vask-source-heading', text: label });
 			sub.createSpan({ cls: 'vask-source-path', text: s.path });
 		}

@@ -39,6 +39,7 @@ const QUESTION = 'What is the pain rule during a run?';
 const TIME_QUESTION = 'What did I write about running in February?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
+const SAMPLE_PDF = 'attachments/Wirral Sea Swimmers handbook 2026.pdf';
 const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
 
 let vask: VaskServer;
@@ -269,6 +270,33 @@ describe('vask chat view in Chromium against the real server', () => {
 			newLeaf: 'tab',
 		});
 		await fakeControl({ token_delay: 0 });
+	});
+
+	it('a source on a PDF page shows the page, and opens the PDF there', async () => {
+		const page = await openPage();
+		await ask(page, 'What are the umbles?');
+		const answer = lastAnswer(page);
+		await answer.locator('.vask-source').first().waitFor({ timeout: 60_000 });
+		await page.locator('.vask-msg-assistant.is-done').first().waitFor({ timeout: 60_000 });
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		const pdf = turn.sources.find((s) => s.path === SAMPLE_PDF);
+		expect(pdf, JSON.stringify(turn.sources.map((s) => s.path))).toBeDefined();
+		expect(pdf!).toMatchObject({ page: 3, link: `${SAMPLE_PDF}#page=3` });
+		const index = turn.sources.indexOf(pdf!);
+		const item = answer.locator('.vask-source').nth(index);
+		expect(await item.locator('.vask-source-page').textContent()).toBe('p. 3');
+		// the "Page 3" heading is not shown beside it again
+		expect(await item.locator('.vask-source-heading').count()).toBe(0);
+		const opened = await page.evaluate(() => window.__opened.length);
+		await item.locator('a.internal-link').click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(opened + 1);
+		expect(await page.evaluate(() => window.__opened[window.__opened.length - 1])).toEqual({
+			linktext: `${SAMPLE_PDF}#page=3`,
+			sourcePath: '',
+			newLeaf: false,
+		});
+		// notes keep their heading and no page
+		for (const s of turn.sources.filter((x) => x.path.endsWith('.md'))) expect(s.page ?? null).toBeNull();
 	});
 
 	it('follow-up questions carry the conversation; New chat clears it', async () => {
