@@ -263,24 +263,72 @@ class FakeOllama:
         return web.json_response({"ok": True})
 
 
-async def _serve(port: int, delay: float = 0.0) -> None:
-    fake = FakeOllama(delay=delay)
-    runner = web.AppRunner(fake.app())
+def require_header(name: str, value: str) -> Any:
+    """Middleware: a reverse proxy in front of Ollama that wants this header (401 without it)."""
+
+    @web.middleware
+    async def check(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.headers.get(name) != value:
+            return web.json_response({"error": "proxy: authentication required"}, status=401)
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    return check
+
+
+async def _serve(
+    port: int,
+    delay: float = 0.0,
+    *,
+    host: str = "127.0.0.1",
+    ssl_context: Any = None,
+    header: tuple[str, str] | None = None,
+    token_delay: float = 0.0,
+) -> None:
+    fake = FakeOllama(delay=delay, token_delay=token_delay)
+    app = fake.app()
+    if header:
+        app.middlewares.append(require_header(*header))
+    runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     await site.start()
     actual = runner.addresses[0][1]
-    print(f"listening on http://127.0.0.1:{actual}", flush=True)
+    print(f"listening on {'https' if ssl_context else 'http'}://{host}:{actual}", flush=True)
     await asyncio.Event().wait()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="A fake Ollama server for tests.")
     parser.add_argument("--port", type=int, default=11555)
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds added to every embed/chat call")
+    parser.add_argument("--token-delay", type=float, default=0.0, help="seconds between streamed chat tokens")
+    parser.add_argument("--tls-cert", default=None, help="serve https with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key", default=None)
+    parser.add_argument("--require-header", default=None, help="'Name: value' a proxy in front of it wants")
     args = parser.parse_args()
+    ssl_context = None
+    if args.tls_cert:
+        import ssl
+
+        ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ssl_context.load_cert_chain(args.tls_cert, args.tls_key)
+    header = None
+    if args.require_header:
+        name, _, value = args.require_header.partition(":")
+        header = (name.strip(), value.strip())
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args.port, args.delay))
+        asyncio.run(
+            _serve(
+                args.port,
+                args.delay,
+                host=args.host,
+                ssl_context=ssl_context,
+                header=header,
+                token_delay=args.token_delay,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         for path in ("/v1/search", "/v1/ask", "/v1/reindex"):
             await seen.expect(api, "POST", path, "bad_request", data="{broken")
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
+        await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})
+        await seen.expect(api, "POST", "/v1/ask", "scope_not_found", json={"question": "pricing #no-such-tag"})
         await seen.expect(api, "GET", "/v1/related", "bad_request")
         await seen.expect(api, "GET", "/v1/related", "not_found", params={"path": "Nowhere/Missing.md"})
         fake_ollama.fake.fail_next = 1  # the query's embedding fails with HTTP 500, no retries left
@@ -112,6 +114,14 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
             if method != "options":
                 await seen.expect(api, method, path, "internal", json={})
         monkeypatch.undo()
+        # failed token checks from one address, up to the limit: then every request from it waits
+        statuses = [
+            (await api.client.get("/v1/status", headers={"Authorization": "Bearer guess"})).status for _ in range(21)
+        ]
+        assert statuses[-1] == 429 and set(statuses) == {401, 429}, statuses
+        for path, method in OPERATIONS:
+            if method != "options":
+                await seen.expect(api, method, path, "too_many_attempts")  # the right token too
 
     # Ollama down after the index was built: a search falls back to keywords, an answer cannot be written
     async with running_app(settings_for(vault, **down), wait=False) as api:

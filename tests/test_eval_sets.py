@@ -23,6 +23,8 @@ def test_every_set_parses_and_points_at_notes_that_exist():
             if timed:  # a time question says when it is asked and the inclusive range it means
                 assert question.range is not None and question.range[1] <= question.asked_at, question.id
             assert (question.type == "absent") == (not question.expected), f"{path.name} {question.id}"
+            if question.page is not None:  # a page of one PDF
+                assert question.page >= 1 and [p[-4:] for p in question.expected] == [".pdf"], question.id
             for expected in question.expected:
                 assert (ROOT / "sample_vault" / expected).is_file(), f"{path.name} {question.id}: no note {expected}"
 

@@ -4,9 +4,13 @@ Excluded files (read anew while the server runs) and the note's own frontmatter.
 
 import asyncio
 import json
+from datetime import date
 from pathlib import Path
 
+import pytest
+
 from tests.web_helpers import running_app
+from vask_server.errors import ScopeNotFound
 from vask_server.services.context import index_status, open_services
 
 MARKERS = {
@@ -43,7 +47,21 @@ async def _traces(services, markers) -> list[str]:
     return found
 
 
-async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync(fake_ollama, vault, settings_for):
+def _files_holding(folder: Path, markers) -> list[str]:
+    """Every file of the index on disk (data, deletion files, full-text and vector index files,
+    manifests), searched byte for byte."""
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            found.extend(f"{path.relative_to(folder)}: {m}" for m in markers if m.encode() in data)
+    return found
+
+
+async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync(
+    fake_ollama, vault, settings_for, caplog
+):
+    caplog.set_level("DEBUG")
     _write_private_notes(vault)
     settings = settings_for(vault)
     async with open_services(settings) as services:
@@ -62,12 +80,21 @@ async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync
         }
         secrets = [*MARKERS.values(), *MARKERS]
         assert await _traces(services, secrets) == []
+        # (the note that links to them still says "See Therapy and Salary talk": its own words)
+        assert _files_holding(settings.resolved_index_dir(), secrets) == []
         for marker in MARKERS.values():
             result = await services.searcher.search(marker, top_k=10, min_similarity=0.0)
             assert all(hit.path not in MARKERS for hit in result.hits)
         status = await index_status(services)
         assert status["excluded"] == report.excluded
         assert not any(path in json.dumps(status) for path in MARKERS)  # counts by rule, never names
+        # a question naming an excluded note hears that no such note is indexed, and no closest
+        # name gives it away
+        with pytest.raises(ScopeNotFound) as unmatched:
+            await services.searcher.understand("how did [[Therapy]] go?", today=date(2026, 4, 1))
+        assert not any("Therapy" in name or "Salary" in name for name in unmatched.value.closest)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert not any(secret in logged for secret in [*MARKERS.values(), *MARKERS])
 
 
 async def test_excluded_notes_reach_no_answer_source_or_related_note(fake_ollama, vault, settings_for):

@@ -37,3 +37,10 @@ def test_a_mention_that_matches_nothing_names_the_closest():
         "No tag #runing in the index.",
     ]
     assert unmatched[0].hint() == "Closest: [[Launch Tidepool app]]." and unmatched[1].hint() == "Closest: #running."
+
+
+def test_boards_and_pdfs_are_named_with_their_extension_as_obsidian_links_them():
+    directory = Directory(notes=["01 Projects/Roadmap.canvas", "Docs/Handbook.pdf", "Roadmap.md"], tags=[])
+    scope, unmatched = resolve(find_mentions("in [[Roadmap.canvas]] and [[Docs/Handbook.pdf]]?")[0], directory)
+    assert unmatched == [] and scope.notes == ("01 Projects/Roadmap.canvas", "Docs/Handbook.pdf")
+    assert resolve(find_mentions("[[Roadmap]]")[0], directory)[0].notes == ("Roadmap.md",)

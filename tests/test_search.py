@@ -77,7 +77,7 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
         # vectors made with a document instruction live in tables of their own
         assert (
             services.searcher.active().suffix.startswith("nomic_embed_text_96_")
-            and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1"
+            and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1_p1"
         )
 
 

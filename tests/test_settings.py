@@ -76,6 +76,12 @@ BAD_VALUES = {
     "date_keys": [" , "],
     "exclude": ["Private/**,!"],
     "obsidian_excluded": ["maybe"],
+    "ollama_headers": ["X-Proxy-Auth secret-value", "Bad Name: v", "X-Empty:"],
+    "allowed_hosts": ["vask.home.arpa,not a host"],
+    "index_canvas": ["maybe"],
+    "index_pdf": ["sometimes"],
+    "max_pdf_bytes": ["0"],
+    "pdf_timeout": ["0", "-1"],
 }
 
 
@@ -93,7 +99,10 @@ def test_an_invalid_environment_variable_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv(spec.env, raw)
     code, _, err = run(capsys, "token", "--vault", str(tmp_path), "--index-dir", str(tmp_path / "index"))
-    assert_clear_error(code, err, f"error: {spec.env}={raw!r} is not valid: ", spec.flag)
+    shown = f"{spec.env}= (value not shown)" if spec.secret else f"{spec.env}={raw!r}"
+    assert_clear_error(code, err, f"error: {shown} is not valid: ", spec.flag)
+    if spec.secret:  # a secret is never echoed, not even in part
+        assert "secret-value" not in err and raw not in err
     assert not (tmp_path / "index").exists()  # nothing was done
 
 

@@ -5,6 +5,7 @@ import os
 import time
 from pathlib import Path
 
+from scripts.pdfwriter import text_pdf
 from tests.web_helpers import Api, running_app
 from vask_server.adapters.vault import Vault
 
@@ -67,6 +68,17 @@ async def test_edit_create_atomic_save_rename_folder_rename_and_delete(fake_olla
         (vault / "00 Inbox" / "Tide clock.md").unlink()
         await converged(api, vault)
         assert "00 Inbox/Tide clock.md" not in await indexed_state(api)
+
+        # a board saved, a PDF dropped into the vault, then moved: the same incremental path
+        board = vault / "01 Projects" / "Tidepool roadmap.canvas"
+        board.write_text(board.read_text().replace("never on a Friday", "never on a Friday or in August"))
+        await converged(api, vault, {"01 Projects/Tidepool roadmap.canvas": "or in August"})
+        handout = vault / "00 Inbox" / "Tide handout.pdf"
+        handout.write_bytes(text_pdf([["Neap tides are the weak ones."]], title="Tide handout"))
+        await converged(api, vault, {"00 Inbox/Tide handout.pdf": "Neap tides"})
+        handout.rename(vault / "attachments" / "Tide handout.pdf")
+        await converged(api, vault, {"attachments/Tide handout.pdf": "Neap tides"})
+        assert "00 Inbox/Tide handout.pdf" not in await indexed_state(api)
 
 
 async def test_ignored_files_do_not_trigger_work(fake_ollama, vault, settings_for):

@@ -15,13 +15,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from vask_server import __version__
-from vask_server.adapters.token import ensure_token
+from vask_server import __version__, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.citations import sources_block, written_on
+from vask_server.core.citations import location, sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters
+from vask_server.core.scope import Scope
 from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
 from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
 
@@ -36,7 +36,7 @@ COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 # Which settings each command takes as flags: the ones it uses (the README's settings table says the
 # same, and a test holds the two together). Every setting can also come from the environment.
 _EVERY = ("vault", "index_dir", "log_level")
-_OLLAMA = ("ollama_host", "embed_model", "ollama_timeout", "ollama_retries")
+_OLLAMA = ("ollama_host", "ollama_headers", "embed_model", "ollama_timeout", "ollama_retries")
 _INDEXING = (
     "chunk_tokens",
     "chunk_max_chars",
@@ -46,6 +46,10 @@ _INDEXING = (
     "date_keys",
     "exclude",
     "obsidian_excluded",
+    "index_canvas",
+    "index_pdf",
+    "max_pdf_bytes",
+    "pdf_timeout",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
 _ANSWERS = ("chat_model", "chat_context")
@@ -121,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
     _add_setting_flags(p, FLAGS["serve"])
 
-    p = sub.add_parser("token", help="print the bearer token the plugin needs (creates it if missing)")
+    p = sub.add_parser("token", help="the bearer tokens the plugin needs, one per device: print, add, list, revoke")
+    token_cli.add_arguments(p)
     _add_setting_flags(p, FLAGS["token"])
 
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
@@ -209,6 +214,13 @@ def _range_line(time_range: dict[str, Any] | None) -> str | None:
     return f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
 
 
+def _scope_line(scope: dict[str, list[str]] | None) -> str | None:
+    """'Within [[Launch Tidepool app]], #project': what the question's mentions limited it to."""
+    if not scope:
+        return None
+    return "Within " + Scope(tuple(scope["notes"]), tuple(scope["tags"]), tuple(scope["folders"])).describe()
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     flags = {spec.name: getattr(args, spec.name, None) for spec in SETTINGS}
     # a repeated flag (--exclude A --exclude B) reads as the variable would: "A,B"
@@ -245,8 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return int(run_server(settings, watch=not args.no_watch))
         if args.command == "token":
-            print(ensure_token(settings.resolved_index_dir()))
-            return 0
+            return token_cli.run(args, settings.resolved_index_dir())
         return asyncio.run(_run(args, settings))
     except VaskError as exc:
         _print_error(exc)
@@ -323,7 +334,7 @@ def _nothing_changed(settings: Settings) -> bool:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
     options = index_options(settings, vault)
-    scan = vault.scan(excluder_for(options, vault))
+    scan = vault.scan(excluder_for(options, vault), options.file_types)
     fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
         return False
@@ -378,6 +389,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
             sources = event["sources"]
             if event.get("notice"):
                 print(f"note: {event['notice']}", file=sys.stderr)
+            if line := _scope_line(event.get("scope")):
+                print(f"{line}:", file=sys.stderr)
             if line := _range_line(event.get("time_range")):
                 print(f"{line}:", file=sys.stderr)
         elif kind == "token":
@@ -411,6 +424,7 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
         date=date.fromisoformat(source["date"]) if source.get("date") else None,
         date_end=date.fromisoformat(source["date_end"]) if source.get("date_end") else None,
         date_source=source.get("date_source"),
+        page=source.get("page"),
     )
 
 
@@ -429,17 +443,21 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
     time_range = result.time_range.to_dict() if result.time_range else None
+    scope = result.scope.to_dict() if result.scope else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        print(json.dumps({"hits": hits, "mode": result.mode, "time_range": time_range}, ensure_ascii=False, indent=2))
+        payload = {"hits": hits, "mode": result.mode, "time_range": time_range, "scope": scope}
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
+    if line := _scope_line(scope):
+        print(f"{line}:")
     if line := _range_line(time_range):
         print(f"{line}:")
     if not result.hits:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     for n, hit in enumerate(result.hits, start=1):
         when = f"{written_on(hit)}, " if hit.date else ""
-        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end})")
+        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)})")
         snippet = " ".join(hit.text.split())
         print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
     return 0
@@ -570,6 +588,13 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             )
             if t["misread"]:
                 lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
+    paged = [rep for rep in reports if "page@6" in rep["overall"]]
+    if paged:
+        lines.append("")
+        lines.append("questions answered on a PDF page: the PDF in the first 6, its best passage on that page")
+        for rep in paged:
+            o = rep["overall"]
+            lines.append(f"{rep['config']:<{width}}{o['page_questions']:>4}  page@6 {o['page@6']:.3f}")
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")

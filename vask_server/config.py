@@ -15,7 +15,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ class Settings:
     vault: Path | None = None
     index_dir: Path | None = None
     ollama_host: str = "http://127.0.0.1:11434"
+    # Secrets for a reverse proxy in front of Ollama: kept out of the settings' repr (and so of any log)
+    ollama_headers: tuple[str, ...] = field(default=(), repr=False)
     embed_model: str = "mxbai-embed-large"
     chat_model: str = "qwen2.5:14b"
     chat_context: int = 8192
@@ -45,11 +47,18 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8765
     allow_remote: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     debounce_ms: int = 250
     log_level: str = "info"
     date_keys: tuple[str, ...] = DEFAULT_DATE_KEYS
     exclude: tuple[str, ...] = ()
     obsidian_excluded: bool = True
+    index_canvas: bool = True
+    index_pdf: bool = True
+    max_pdf_bytes: int = 50_000_000
+    pdf_timeout: float = 30.0
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -91,6 +100,10 @@ class SettingSpec:
     flag: str
     parse: Callable[[str], Any]
     help: str
+    secret: bool = False  # its value is never echoed in an error message
+
+    def shown(self, where: str, raw: str) -> str:
+        return f"{where} (value not shown)" if self.secret else f"{where}{raw!r}"
 
     @property
     def default(self) -> Any:
@@ -148,7 +161,22 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "($XDG_DATA_HOME/vask/indexes/<vault name>-<hash>, ~/.local/share when unset), "
         "outside the vault so sync tools never copy it.",
     ),
-    SettingSpec("ollama_host", "OLLAMA_HOST", "--ollama-host", _text, "Where Ollama listens."),
+    SettingSpec(
+        "ollama_host",
+        "OLLAMA_HOST",
+        "--ollama-host",
+        _text,
+        "Where Ollama listens: this machine or another one, over http or https.",
+    ),
+    SettingSpec(
+        "ollama_headers",
+        "VASK_OLLAMA_HEADERS",
+        "--ollama-headers",
+        _list,
+        "Headers sent with every request to Ollama, for a reverse proxy's authentication, as 'Name: value' "
+        "(comma-separated; the flag can be repeated). Never logged or shown.",
+        secret=True,
+    ),
     SettingSpec(
         "embed_model",
         "VASK_EMBED_MODEL",
@@ -241,6 +269,23 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Allow binding a non-loopback address (your notes become reachable from the network).",
     ),
     SettingSpec(
+        "allowed_hosts",
+        "VASK_ALLOWED_HOSTS",
+        "--allowed-hosts",
+        _list,
+        "Names clients may reach `vask serve` by besides loopback and the bound address, such as "
+        "vask.home.arpa or a Tailscale name (comma-separated; the flag can be repeated). Any other Host "
+        "header is refused (DNS-rebinding protection).",
+    ),
+    SettingSpec(
+        "tls_cert",
+        "VASK_TLS_CERT",
+        "--tls-cert",
+        _path,
+        "PEM certificate (chain) for HTTPS; with --tls-key, `vask serve` speaks only HTTPS.",
+    ),
+    SettingSpec("tls_key", "VASK_TLS_KEY", "--tls-key", _path, "PEM private key of --tls-cert."),
+    SettingSpec(
         "debounce_ms",
         "VASK_DEBOUNCE_MS",
         "--debounce-ms",
@@ -271,6 +316,34 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _bool,
         "Also leave out what Obsidian's Settings > Files and links > Excluded files lists (true or false).",
     ),
+    SettingSpec(
+        "index_canvas",
+        "VASK_INDEX_CANVAS",
+        "--index-canvas",
+        _bool,
+        "Index Canvas boards (.canvas): text cards, group and edge labels; file cards as links (true or false).",
+    ),
+    SettingSpec(
+        "index_pdf",
+        "VASK_INDEX_PDF",
+        "--index-pdf",
+        _bool,
+        "Index the text of PDFs (.pdf), page by page; hits open the page (true or false).",
+    ),
+    SettingSpec(
+        "max_pdf_bytes",
+        "VASK_MAX_PDF_BYTES",
+        "--max-pdf-bytes",
+        _int,
+        "PDFs larger than this are not opened; they are skipped and reported.",
+    ),
+    SettingSpec(
+        "pdf_timeout",
+        "VASK_PDF_TIMEOUT",
+        "--pdf-timeout",
+        _float,
+        "Seconds one PDF may take to read; then its reader is stopped, and the PDF skipped and reported.",
+    ),
 )
 
 _BY_NAME = {spec.name: spec for spec in SETTINGS}
@@ -296,17 +369,17 @@ def load_settings(
     for spec in SETTINGS:
         raw = env.get(spec.env)
         if raw is not None and raw != "":
-            values[spec.name] = _parse(spec, raw, f"{spec.env}={raw!r}")
-            sources[spec.name] = f"{spec.env}={raw!r}"
+            values[spec.name] = _parse(spec, raw, spec.shown(f"{spec.env}=", raw))
+            sources[spec.name] = spec.shown(f"{spec.env}=", raw)
     for name, raw in (flags or {}).items():
         if raw is not None:
             flag_spec = _BY_NAME[name]
-            values[name] = _parse(flag_spec, raw, f"{flag_spec.flag} {raw!r}")
-            sources[name] = f"{flag_spec.flag} {raw!r}"
+            values[name] = _parse(flag_spec, raw, flag_spec.shown(f"{flag_spec.flag} ", raw))
+            sources[name] = flag_spec.shown(f"{flag_spec.flag} ", raw)
     for name, value in overrides.items():
         if value is not None:
             values[name] = value
-            sources[name] = f"{name}={value!r}"
+            sources[name] = f"{name} (value not shown)" if _BY_NAME[name].secret else f"{name}={value!r}"
     unknown = set(values) - set(_BY_NAME)
     if unknown:
         raise ConfigError(f"Unknown settings: {sorted(unknown)}", f"Known settings: {', '.join(_BY_NAME)}.")
@@ -387,6 +460,26 @@ def _ollama_url(value: str) -> str | None:
     return None if _host(split.hostname) is None else problem
 
 
+def _header_lines(lines: tuple[str, ...]) -> str | None:
+    for line in lines:
+        name, separator, value = line.partition(":")
+        # (never the value, nor an entry without a colon, which may be all value: they are secrets)
+        if not separator:
+            return "holds an entry that is not 'Name: value' (no colon)"
+        if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", name.strip()) or not value.strip():
+            return f"holds an entry that is not 'Name: value' (header {name.strip()[:40]!r})"
+        if any(char in value for char in "\r\n\0"):
+            return f"holds a value with a line break (header {name.strip()!r})"
+    return None
+
+
+def _host_names(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if _host(name) is not None:
+            return f"holds {name!r}, which is not a host name or an IP address"
+    return None
+
+
 def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
     import pathspec  # (only when there are patterns to check)
 
@@ -400,6 +493,8 @@ def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
 
 _RULES: dict[str, Rule] = {
     "ollama_host": _ollama_url,
+    "ollama_headers": _header_lines,
+    "allowed_hosts": _host_names,
     "embed_model": _model_name,
     "chat_model": _model_name,
     "chat_context": _at_least(2048),
@@ -409,6 +504,8 @@ _RULES: dict[str, Rule] = {
     "chunk_tokens": _at_least(16),
     "chunk_max_chars": _at_least(200),
     "max_note_bytes": _at_least(1),
+    "max_pdf_bytes": _at_least(1),
+    "pdf_timeout": _above(0),
     "embed_batch_size": _at_least(1),
     "embed_concurrency": _at_least(1),
     "ollama_timeout": _above(0),
@@ -422,7 +519,10 @@ _RULES: dict[str, Rule] = {
 }
 # The folders are checked where they are used (Settings.require_vault, adapters.folders);
 # a boolean is checked by its parser.
-CHECKED_WHERE_USED = frozenset({"vault", "index_dir", "allow_remote", "obsidian_excluded"})
+# The certificate and key are read by `vask serve` (web/tls.py), which says what is wrong with them.
+CHECKED_WHERE_USED = frozenset(
+    {"vault", "index_dir", "allow_remote", "obsidian_excluded", "tls_cert", "tls_key", "index_canvas", "index_pdf"}
+)
 
 
 def validate(settings: Settings, sources: Mapping[str, str] | None = None) -> None:
@@ -431,8 +531,15 @@ def validate(settings: Settings, sources: Mapping[str, str] | None = None) -> No
         problem = rule(value)
         if problem:
             setting = _BY_NAME[name]
-            where = (sources or {}).get(name, f"{setting.flag} / {setting.env} {value!r}")
+            shown = "(value not shown)" if setting.secret else repr(value)
+            where = (sources or {}).get(name, f"{setting.flag} / {setting.env} {shown}")
             raise ConfigError(f"{where} is not valid: it {problem}.", _hint(setting))
+
+
+def header_dict(lines: tuple[str, ...]) -> dict[str, str]:
+    """VASK_OLLAMA_HEADERS as the mapping a client sends."""
+    pairs = (line.partition(":") for line in lines)
+    return {name.strip(): value.strip() for name, _, value in pairs}
 
 
 def spec(name: str) -> SettingSpec:

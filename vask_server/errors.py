@@ -34,6 +34,19 @@ class BadRequest(VaskError):
     summary = "Invalid request: body, field or path (a path leaving the vault included)"
 
 
+class ScopeNotFound(VaskError):
+    code = "scope_not_found"
+    status = 400
+    summary = "A [[Note]], #tag or path:Folder in the question names nothing in the index"
+
+    def __init__(self, message: str, hint: str, closest: list[str] | None = None) -> None:
+        super().__init__(message, hint)
+        self.closest = closest or []  # how to write the nearest names the index holds: a client can offer them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "closest": self.closest}
+
+
 class Unauthorized(VaskError):
     code = "unauthorized"
     status = 401
@@ -43,7 +56,7 @@ class Unauthorized(VaskError):
 class ForbiddenHost(VaskError):
     code = "forbidden_host"
     status = 403
-    summary = "Host header is not a loopback name (DNS-rebinding protection)"
+    summary = "Host header is neither a loopback name, the bound address nor an allowed host (DNS-rebinding protection)"
 
 
 class ForbiddenOrigin(VaskError):
@@ -76,6 +89,16 @@ class PayloadTooLarge(VaskError):
     summary = "Request body over 1 MB"
 
 
+class TooManyAttempts(VaskError):
+    code = "too_many_attempts"
+    status = 429
+    summary = "Too many failed token checks from this address: wait and try again"
+
+    def __init__(self, message: str, hint: str = "", retry_after: float = 0.0) -> None:
+        super().__init__(message, hint)
+        self.retry_after = retry_after
+
+
 class ConfigError(VaskError):
     code = "config_error"
     status = 400
@@ -92,11 +115,17 @@ class OllamaUnavailable(VaskError):
         message = f"Ollama is not reachable at {host}"
         if detail:
             message += f" ({detail})"
-        super().__init__(
-            message,
-            "Start Ollama with `ollama serve` (or open the Ollama app), "
-            "or point OLLAMA_HOST at the host where it runs.",
+        hint = (
+            "Start Ollama with `ollama serve` (or open the Ollama app), or point OLLAMA_HOST at the host where it runs."
         )
+        if "certificate" in detail:
+            hint = (
+                "Give vask the CA that signed Ollama's certificate (SSL_CERT_FILE=/path/to/ca.pem), or use a "
+                "publicly trusted certificate on that host."
+            )
+        elif "https" in detail:
+            hint = "Check OLLAMA_HOST's scheme: https:// for a server (or proxy) that speaks TLS, http:// otherwise."
+        super().__init__(message, hint)
         self.host = host
 
 

@@ -3,26 +3,58 @@
  * vask server. This file only wires things up: settings, views, commands,
  * events, status bar and settings tab.
  */
-import { Notice, Plugin, TFile, type TAbstractFile, type View, type WorkspaceLeaf } from 'obsidian';
-import { VaskClient } from './lib/client';
+import { Notice, Plugin, TFile, requestUrl, type TAbstractFile, type View, type WorkspaceLeaf } from 'obsidian';
+import { VaskClient, joinUrl } from './lib/client';
+import { sendsChangedNotes } from './lib/connection';
 import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
-import { isMarkdownPath } from './lib/paths';
-import { DEFAULT_SETTINGS, normalizeSettings, storedSettings, updatedSettings, type VaskSettings } from './lib/settings';
+import { HistoryStore } from './lib/historyStore';
+import { isIndexedPath, isMarkdownPath } from './lib/paths';
+import {
+	DEFAULT_SETTINGS,
+	normalizeDevice,
+	normalizeSettings,
+	splitPatch,
+	storedSettings,
+	updatedSettings,
+	withDevice,
+	type DeviceSettings,
+	type VaskSettings,
+} from './lib/settings';
 import { StatusStream } from './lib/statusStream';
+import { AutoTransport, bufferedTransport, fetchTransport, type RequestUrlLike, type Transport } from './lib/transport';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
 import { AskModal } from './view/AskModal';
+import { copyChat, saveChatAsNote } from './view/chatNotes';
 import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
+import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
 import { HOVER_SOURCE } from './view/links';
 import { RelatedView, VIEW_TYPE_RELATED } from './view/RelatedView';
 import { VaskSettingTab, type SettingsHost } from './view/SettingsTab';
 import { StatusBar } from './view/statusbar';
 import { StatusModal } from './view/StatusModal';
 
-export default class VaskPlugin extends Plugin implements SettingsHost {
+/** The kept chats' file, in the plugin's folder: see "Chat history" in the plugin's README. */
+const HISTORY_FILE = 'chat-history.jsonl';
+
+/** This device's own settings (server URL, token), in Obsidian's vault-scoped localStorage. */
+const DEVICE_STORAGE_KEY = 'vask-device';
+
+interface LocalStorageApp {
+	loadLocalStorage?: (key: string) => unknown;
+	saveLocalStorage?: (key: string, data: unknown) => void;
+}
+
+export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost {
 	override settings: VaskSettings = { ...DEFAULT_SETTINGS };
+	/** What data.json holds (synced between devices), and what only this device holds. */
+	private synced: VaskSettings = { ...DEFAULT_SETTINGS };
+	private device: DeviceSettings = {};
+	/** The vault folder the server reads (/v1/health), once known: decides whether saves are sent. */
+	private serverVault: string | null = null;
 	client!: VaskClient;
+	history!: HistoryStore;
 	connection: Connection = { state: 'connecting' };
 	private lastStatus: StatusEvent | null = null;
 	/** Sending changed notes failed, and the user was told; reset by the next send that works. */
@@ -36,6 +68,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 	override async onload(): Promise<void> {
 		await this.loadSettings();
 		this.client = this.makeClient();
+		await this.loadHistory();
 
 		this.registerView(VIEW_TYPE_CHAT, (leaf) => new ChatView(leaf, this));
 		this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, this));
@@ -50,7 +83,10 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 
 		this.statusStream = new StatusStream({
 			connect: (h) => this.client.events(h),
-			onOpen: () => this.setConnection({ state: 'live', status: this.lastStatus }),
+			onOpen: () => {
+				this.setConnection({ state: 'live', status: this.lastStatus });
+				void this.learnServerVault();
+			},
 			onStatus: (status) => {
 				this.lastStatus = status;
 				this.setConnection({ state: 'live', status });
@@ -77,11 +113,43 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			void this.batcher.flush();
 			for (const ctrl of this.inflight) ctrl.abort();
 			this.inflight.clear();
+			void this.history.flush();
 		});
 	}
 
+	/**
+	 * The history lives in the plugin's own folder (not data.json, which holds
+	 * settings and is rewritten whole on every settings change), which plugin
+	 * updates leave alone.
+	 */
+	private async loadHistory(): Promise<void> {
+		const dir = this.manifest.dir ?? `${this.app.vault.configDir}/plugins/${this.manifest.id}`;
+		this.history = new HistoryStore(this.app.vault.adapter, `${dir}/${HISTORY_FILE}`, {
+			onWriteError: (err) => this.errorNotice(err, 'could not save the chat history:'),
+		});
+		const loaded = await this.history.load();
+		if (loaded.problem) {
+			// Once: the readable chats were written back, so the next start reads the file without complaint.
+			const kept = loaded.backup ? ` The file was kept as ${loaded.backup}.` : '';
+			const chats = loaded.chats > 0 ? ` ${loaded.chats} chat${loaded.chats === 1 ? ' was' : 's were'} read.` : ' Starting with an empty history.';
+			new Notice(`vask: the chat history could not be read completely: ${loaded.problem}.${chats}${kept}`, 15_000);
+		}
+	}
+
+	private get localStorageApp(): LocalStorageApp {
+		return this.app as unknown as LocalStorageApp;
+	}
+
+	/** Device storage exists from Obsidian 1.8.7; before that the URL and token stay in data.json. */
+	private get hasDeviceStorage(): boolean {
+		const a = this.localStorageApp;
+		return typeof a.loadLocalStorage === 'function' && typeof a.saveLocalStorage === 'function';
+	}
+
 	async loadSettings(): Promise<void> {
-		this.settings = normalizeSettings(await this.loadData());
+		this.synced = normalizeSettings(await this.loadData());
+		this.device = this.hasDeviceStorage ? normalizeDevice(this.localStorageApp.loadLocalStorage!(DEVICE_STORAGE_KEY)) : {};
+		this.settings = withDevice(this.synced, this.device);
 	}
 
 	/** data.json changed on disk (e.g. synced from another device). */
@@ -94,8 +162,16 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 
 	async updateSettings(patch: Partial<VaskSettings>): Promise<void> {
 		const before = this.settings;
-		this.settings = updatedSettings(this.settings, patch);
-		await this.saveData(storedSettings(this.settings));
+		if (this.hasDeviceStorage) {
+			const { device, synced } = splitPatch(patch);
+			this.device = normalizeDevice({ ...this.device, ...device });
+			this.localStorageApp.saveLocalStorage!(DEVICE_STORAGE_KEY, this.device);
+			this.synced = updatedSettings(this.synced, synced);
+		} else {
+			this.synced = updatedSettings(this.synced, patch);
+		}
+		await this.saveData(storedSettings(this.synced));
+		this.settings = withDevice(this.synced, this.device);
 		this.client = this.makeClient();
 		if (before.serverUrl !== this.settings.serverUrl || before.token !== this.settings.token) {
 			this.setConnection({ state: 'connecting' });
@@ -103,8 +179,30 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 		}
 	}
 
+	/** Streaming fetch where it reaches the server, else Obsidian's requestUrl (chosen on first use). */
+	makeTransports(): { streaming: Transport; buffered: Transport } {
+		return { streaming: fetchTransport(), buffered: bufferedTransport(requestUrl as unknown as RequestUrlLike) };
+	}
+
 	private makeClient(): VaskClient {
-		return new VaskClient({ baseUrl: this.settings.serverUrl, token: this.settings.token });
+		this.serverVault = null;
+		const { streaming, buffered } = this.makeTransports();
+		let transport: Transport = streaming;
+		try {
+			transport = new AutoTransport(streaming, buffered, joinUrl(this.settings.serverUrl, '/v1/health'));
+		} catch {
+			// a server URL that is no http(s) address: every request says so (bad_settings)
+		}
+		return new VaskClient({ baseUrl: this.settings.serverUrl, token: this.settings.token, transport });
+	}
+
+	private async learnServerVault(): Promise<void> {
+		try {
+			const health = await this.client.health();
+			this.serverVault = typeof health.vault === 'string' ? health.vault : null;
+		} catch {
+			// unknown: saves are sent as before
+		}
 	}
 
 	/** Absolute path of the vault on disk (desktop only). */
@@ -152,6 +250,15 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 			},
 		});
 		this.addCommand({ id: 'open-chat', name: 'Open chat', callback: () => void this.openChat() });
+		this.addCommand({ id: 'open-chat-history', name: 'Open chat history', callback: () => this.openHistory() });
+		const withChat = (run: (id: string) => Promise<void>) => (checking: boolean) => {
+			const id = this.chatView()?.currentChatId ?? null;
+			if (!id) return false;
+			if (!checking) void run(id);
+			return true;
+		};
+		this.addCommand({ id: 'save-chat-as-note', name: 'Save chat as note', checkCallback: withChat((id) => this.saveChatAsNote(id)) });
+		this.addCommand({ id: 'copy-chat-markdown', name: 'Copy chat as Markdown', checkCallback: withChat((id) => this.copyChat(id)) });
 		this.addCommand({
 			id: 'show-related',
 			name: 'Show related notes',
@@ -163,12 +270,16 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 	private registerVaultEvents(): void {
 		const queue = (file: TAbstractFile, oldPath?: string): void => {
 			if (!(file instanceof TFile)) return;
-			const paths = [oldPath, file.path].filter((p): p is string => !!p && isMarkdownPath(p));
+			// A server that reads another copy of the vault (through a sync tool) sees the change itself.
+			if (!sendsChangedNotes(this.settings.serverUrl, this.serverVault, this.vaultPath())) return;
+			const paths = [oldPath, file.path].filter((p): p is string => !!p && isIndexedPath(p));
 			if (paths.length > 0) this.batcher.add(...paths);
 		};
 		this.registerEvent(this.app.vault.on('modify', (file) => queue(file)));
 		this.registerEvent(this.app.vault.on('delete', (file) => queue(file)));
 		this.registerEvent(this.app.vault.on('rename', (file, oldPath) => queue(file, oldPath)));
+		// A chat saved as a note follows its note when it is renamed or moved.
+		this.registerEvent(this.app.vault.on('rename', (file, oldPath) => this.history.noteRenamed(oldPath, file.path)));
 	}
 
 	/** Opens (or reveals) a view in the right sidebar. */
@@ -192,9 +303,47 @@ export default class VaskPlugin extends Plugin implements SettingsHost {
 		return view;
 	}
 
+	private chatView(): ChatView | null {
+		const view = this.app.workspace.getLeavesOfType(VIEW_TYPE_CHAT)[0]?.view;
+		return view instanceof ChatView ? view : null;
+	}
+
+	openHistory(): void {
+		new HistoryModal(this.app, this).open();
+	}
+
+	async reopenChat(id: string): Promise<void> {
+		const record = this.history.get(id);
+		const view = await this.openChat();
+		if (record && view) view.showChat(record);
+	}
+
+	deleteChats(id: string | null): void {
+		const view = this.chatView();
+		const open = view?.currentChatId ?? null;
+		// The pane lets go of its chat first: it would keep it again otherwise.
+		if (view && open !== null && (id === null || id === open)) view.newChat();
+		if (id === null) this.history.clear();
+		else this.history.delete(id);
+		void this.history.flush();
+	}
+
+	copyChat(id: string): Promise<void> {
+		return copyChat(this.history, id);
+	}
+
+	saveChatAsNote(id: string): Promise<void> {
+		return saveChatAsNote(this.app, this, id);
+	}
+
 	async askInChat(question: string, opts: AskOptions = {}): Promise<void> {
 		const view = await this.openChat();
-		if (view) await view.ask(question, opts);
+		if (!view) return;
+		// A question about a note starts a chat of its own (kept and listed as about that note),
+		// unless the chat in the pane is about that note already.
+		const first = view.conversation.find((t) => t.role === 'user');
+		if (opts.currentNote && first && first.currentNote !== opts.currentNote) view.newChat();
+		await view.ask(question, opts);
 	}
 
 	async reindexVault(): Promise<void> {

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.conftest import SAMPLE_VAULT
 from tests.fake_ollama import FakeOllama
 from vask_server.config import load_settings
+from vask_server.core.ratelimit import FailureLimiter
 from vask_server.web.app import create_app
 from vask_server.web.keys import LIVE
 from vask_server.web.openapi import openapi_document
@@ -69,7 +70,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         embed_model="fake-embed",
         chat_model="fake-chat",
     )
-    app = create_app(config, watch=False, token=TOKEN)
+    # Generated requests include wrong credentials on purpose (schemathesis' negative cases): with the
+    # failure limit on, the server would rightly refuse everything from 127.0.0.1 after 20 of them and
+    # the rest of the fuzzing would test only that. The limit has its own tests (test_devices*.py).
+    app = create_app(config, watch=False, token=TOKEN, limiter=FailureLimiter(limit=1_000_000))
     loop, runner, port = _serve_in_thread(app)
 
     async def wait_idle() -> None:

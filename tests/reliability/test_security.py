@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.web_helpers import TOKEN, running_app
+from vask_server.adapters import token as token_store
 from vask_server.config import load_settings
 from vask_server.errors import ConfigError
-from vask_server.web import middleware
 from vask_server.web.server import check_bind
 
 pytestmark = pytest.mark.reliability
@@ -29,11 +29,13 @@ async def test_the_token_is_compared_in_constant_time(fake_ollama, vault, settin
         seen.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(middleware.hmac, "compare_digest", spy)
+    monkeypatch.setattr(token_store.hmac, "compare_digest", spy)
     async with running_app(settings_for(vault)) as api:
         assert (await api.client.get("/v1/status", headers={"Authorization": "Bearer wrong"})).status == 401
         assert (await api.get("/v1/status")).status == 200
-    assert (b"wrong", TOKEN.encode()) in seen and (TOKEN.encode(), TOKEN.encode()) in seen
+    # the tokens' SHA-256 digests are what is compared: the stored side is never the token itself
+    wrong, right = token_store.digest("wrong").encode(), token_store.digest(TOKEN).encode()
+    assert (wrong, right) in seen and (right, right) in seen
 
 
 def test_only_loopback_unless_explicitly_allowed(tmp_path):

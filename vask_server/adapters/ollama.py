@@ -2,6 +2,8 @@
 
 Transient failures (connection refused, timeouts, 5xx, 429) are retried with exponential backoff;
 a missing model fails at once with `ollama pull NAME`; an unreachable host names the host tried.
+Ollama may run on another machine, over https, behind a reverse proxy that wants its own headers
+(`VASK_OLLAMA_HEADERS`): those are sent with every call and never appear in a message or a log.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import re
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -23,9 +27,47 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}
+_PROXY_REFUSED = {401, 403, 407}  # Ollama itself has no authentication: a proxy in front of it said no
+
+
+def display_host(host: str) -> str:
+    """The host as messages show it: without any user:password@ written into the URL."""
+    split = urllib.parse.urlsplit(host if "://" in host else f"http://{host}")
+    if split.username is None and split.password is None:
+        return host
+    netloc = split.hostname or ""
+    if split.port:
+        netloc += f":{split.port}"
+    return urllib.parse.urlunsplit((split.scheme, netloc, split.path, "", ""))
+
+
+def _chain_text(exc: BaseException) -> str:
+    """The messages of an error and of what it replaced: the ollama client turns httpx's TLS
+    failure into a bare ConnectionError ("Failed to connect"), keeping the reason as its context."""
+    parts, seen = [], 0
+    current: BaseException | None = exc
+    while current is not None and seen < 5:
+        parts.append(str(current))
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return " | ".join(parts)
 
 
 def _describe(exc: BaseException) -> str:
+    text = _chain_text(exc)
+    lowered = text.lower()
+    if "certificate" in lowered or "ssl" in lowered or "tls" in lowered:
+        if "verify failed" in lowered or "certificate_verify_failed" in lowered:
+            reason = re.sub(r"\s*\(_ssl\.c:\d+\)", "", text.split("certificate verify failed:")[-1])
+            reason = reason.split("|")[0].strip(" )]")
+            return (
+                f"its TLS certificate is not trusted here: {reason}" if reason else "its TLS certificate is not trusted"
+            )
+        if "wrong version number" in lowered or "record layer failure" in lowered:
+            return "it does not speak https on that port (use http://, or check the port)"
+        return f"TLS failed: {text[:160]}"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the connection closed without an answer (an http:// address for a server that wants https?)"
     if isinstance(exc, ConnectionError | httpx.ConnectError):
         return "connection refused"
     if isinstance(exc, httpx.TimeoutException):
@@ -47,12 +89,14 @@ class OllamaGateway:
         timeout: float = 120.0,
         retries: int = 4,
         backoff: float = 0.5,
+        headers: Mapping[str, str] | None = None,
         client: ollama.AsyncClient | None = None,
     ) -> None:
-        self.host = host
+        self.host = display_host(host)
         self.retries = retries
         self.backoff = backoff
-        self._client = client or ollama.AsyncClient(host=host, timeout=timeout)
+        # https is verified against the system's CA store (or SSL_CERT_FILE, for a private CA)
+        self._client = client or ollama.AsyncClient(host=host, timeout=timeout, headers=dict(headers or {}))
 
     async def close(self) -> None:
         await self._client._client.aclose()
@@ -62,17 +106,23 @@ class OllamaGateway:
             try:
                 return await call()
             except ollama.ResponseError as exc:
+                if exc.status_code in _PROXY_REFUSED:
+                    raise OllamaFailed(
+                        f"{self.host} refused the Ollama {what} request (HTTP {exc.status_code}).",
+                        "Ollama itself asks for no password: a reverse proxy in front of it did. Set the headers "
+                        "it expects with VASK_OLLAMA_HEADERS ('Name: value'), or check them.",
+                    ) from None
                 if _is_missing_model(exc):
                     raise ModelMissing(model, self.host) from None
                 if exc.status_code not in _TRANSIENT_STATUS or attempt == self.retries:
                     raise OllamaFailed(
-                        f"Ollama {what} with '{model}' failed: {exc.error} (HTTP {exc.status_code})",
+                        f"Ollama {what} with '{model}' at {self.host} failed: {exc.error} (HTTP {exc.status_code})",
                         "Check the Ollama server log; the request is retried on the next sync.",
                     ) from None
                 reason = f"HTTP {exc.status_code}"
             except (ConnectionError, httpx.TransportError) as exc:
                 # Refused connections mean "not running" far more often than "blip": give up sooner.
-                refused = isinstance(exc, ConnectionError | httpx.ConnectError)
+                refused = isinstance(exc, ConnectionError | httpx.ConnectError | httpx.RemoteProtocolError)
                 if attempt >= (min(self.retries, 2) if refused else self.retries):
                     raise OllamaUnavailable(self.host, _describe(exc)) from None
                 reason = type(exc).__name__
@@ -114,7 +164,7 @@ class OllamaGateway:
                 if part.message.content:
                     yield part.message.content
         except ollama.ResponseError as exc:
-            raise OllamaFailed(f"Ollama chat with '{model}' failed mid-answer: {exc.error}") from None
+            raise OllamaFailed(f"Ollama chat with '{model}' at {self.host} failed mid-answer: {exc.error}") from None
         except (ConnectionError, httpx.TransportError) as exc:
             raise OllamaUnavailable(self.host, _describe(exc)) from None
         finally:

@@ -8,6 +8,7 @@ so its presence means the index matched exactly these files.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -26,7 +27,13 @@ def _path(index_dir: Path) -> Path:
 
 
 def stamps(notes: Mapping[str, FileStat]) -> dict[str, list[int]]:
-    return {path: [stat.mtime_ns, stat.size] for path, stat in notes.items()}
+    # Paths by their hash: the file is only compared for equality, and a note that opted out
+    # (`vask: exclude`) is scanned like any other, so its name must not be written down here.
+    return {_hashed(path): [stat.mtime_ns, stat.size] for path, stat in notes.items()}
+
+
+def _hashed(path: str) -> str:
+    return hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def save_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mapping[str, FileStat]) -> None:

@@ -161,6 +161,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("date_end", pa.date32()),
             pa.field("date_source", pa.string()),
             pa.field("modified", pa.date32()),  # the note's: frontmatter `modified`/`updated`, else the file's
+            pa.field("page", pa.int32()),  # a PDF chunk's page (1-based); null for notes and canvases
             pa.field("vector", pa.list_(VECTOR_VALUE_TYPE, dimension)),
         ]
     )
@@ -290,7 +291,7 @@ class Store:
 
     def _hit_columns(self, suffix: str) -> list[str]:
         columns = self._columns.get(f"chunks_{suffix}", frozenset())
-        return [c for c in _HIT_COLUMNS if c in columns or c not in _DATE_COLUMNS]
+        return [c for c in _HIT_COLUMNS if c in columns or c not in _LATER_COLUMNS]
 
     async def chunks(self, suffix: str, dimension: int) -> lancedb.AsyncTable:
         return await self._table(f"chunks_{suffix}", chunk_schema(dimension))
@@ -334,9 +335,10 @@ class Store:
         return records if paths is None else {p: r for p, r in records.items() if p in paths}
 
     async def note_links(self, suffix: str) -> pa.Table:
-        """Each note's path, title and links (JSON): what the link graph needs, and no more."""
+        """Each note's path, title, aliases, tags and links (JSON): what the link graph and a question's
+        scope need, and no more."""
         table = await self.notes(suffix)
-        return await table.query().select(["path", "title", "links"]).to_arrow()
+        return await table.query().select(["path", "title", "aliases", "tags", "links"]).to_arrow()
 
     async def note_statuses(self, suffix: str) -> dict[str, tuple[str, str]]:
         """Each note's (status, reason), by path: what a status report needs, without the rest of the
@@ -660,8 +662,10 @@ def _rows_with_vectors(result: pa.Table) -> list[dict[str, Any]]:
 
 
 _DATE_COLUMNS = ("date", "date_end", "date_source")
+# Columns that tables of an earlier format lack (until a sync has copied them into the current one).
+_LATER_COLUMNS = (*_DATE_COLUMNS, "page")
 _HIT_COLUMNS = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "kind", "text", "tags"]
-_HIT_COLUMNS.extend(_DATE_COLUMNS)
+_HIT_COLUMNS.extend(_LATER_COLUMNS)
 
 
 def now_iso() -> str:

@@ -1,18 +1,55 @@
-"""The bearer token that guards the HTTP API: made once, kept with mode 0600 beside the index."""
+"""Bearer tokens that guard the HTTP API, one per device, kept beside the index with mode 0600.
+
+- `token`: the `default` device's token, as earlier versions kept it (plain text, so `vask token` can
+  print it again for the Obsidian on this machine; `vask token revoke default` deletes it).
+- `devices.json`: every other device, by name: the SHA-256 of its token (never the token) and when
+  it was made. Written only by `vask token add` and `vask token revoke`.
+- `devices-used.json`: when each device was last seen, written only by the server, at most once a
+  minute (so a burst of requests does not mean a burst of writes, and the server never rewrites the
+  file the CLI writes).
+
+SHA-256 rather than a slow password hash: the tokens are 256 random bits, so nobody can guess one
+from its hash however fast the hash is; a slow KDF defends low-entropy passwords, and here it would
+only cost time on every request (and hand an attacker a cheap way to burn the server's CPU).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
+import json
 import os
+import re
 import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from vask_server.adapters.folders import ensure_index_dir
+from vask_server.errors import ConfigError
 
 TOKEN_FILE = "token"
+DEVICES_FILE = "devices.json"
+USED_FILE = "devices-used.json"
+DEFAULT_DEVICE = "default"
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+USED_WRITE_SECONDS = 60.0
 
 
 def token_path(index_dir: Path) -> Path:
     return index_dir / TOKEN_FILE
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def read_token(index_dir: Path) -> str | None:
@@ -24,17 +61,217 @@ def read_token(index_dir: Path) -> str | None:
     return token or None
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Atomically (a reader sees the old file or the new one), readable by this user only."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(index_dir: Path) -> Iterator[None]:
+    """Two `vask token add` at once must not lose one of the devices."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows: no advisory locks; the write itself stays atomic)
+        yield
+        return
+    fd = os.open(index_dir / ".devices.lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"Cannot read {path}: {exc}",
+            "Fix or delete that file (deleting it revokes every device but 'default'), then add devices again.",
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _devices(index_dir: Path) -> dict[str, dict[str, Any]]:
+    raw = _read_json(index_dir / DEVICES_FILE).get("devices", {})
+    return {str(k): v for k, v in raw.items() if isinstance(v, dict) and isinstance(v.get("sha256"), str)}
+
+
+def _save_devices(index_dir: Path, devices: dict[str, dict[str, Any]]) -> None:
+    _write_private(index_dir / DEVICES_FILE, json.dumps({"version": 1, "devices": devices}, indent=2) + "\n")
+
+
 def ensure_token(index_dir: Path) -> str:
-    """Returns the stored token, creating it (readable by this user only) on first use."""
+    """The `default` device's token, creating it (readable by this user only) on first use."""
     ensure_index_dir(index_dir)
     existing = read_token(index_dir)
     if existing:
         os.chmod(token_path(index_dir), 0o600)
-        return existing
-    token = secrets.token_urlsafe(32)
-    path = token_path(index_dir)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token + "\n")
-    os.chmod(path, 0o600)
+        token = existing
+    else:
+        token = secrets.token_urlsafe(32)
+        _write_private(token_path(index_dir), token + "\n")
+    if not (index_dir / DEVICES_FILE).exists():
+        with _locked(index_dir):
+            _save_devices(index_dir, _devices(index_dir))
     return token
+
+
+def ensure_first_token(index_dir: Path) -> None:
+    """What the server does at start: make the `default` token only on the very first run, so a
+    revoked `default` stays revoked across restarts (`vask token` makes it again, on purpose)."""
+    ensure_index_dir(index_dir)
+    if not (index_dir / DEVICES_FILE).exists():
+        ensure_token(index_dir)
+
+
+def _check_name(name: str) -> None:
+    if not NAME_RE.fullmatch(name):
+        raise ConfigError(
+            f"{name!r} is not a device name.",
+            "Use 1-40 letters, digits, '.', '_' or '-', starting with a letter or digit, such as phone or laptop-2.",
+        )
+
+
+def add_device(index_dir: Path, name: str) -> str:
+    """A new device's token, returned once: only its hash is kept."""
+    _check_name(name)
+    if name == DEFAULT_DEVICE:
+        raise ConfigError(
+            "'default' is the token `vask token` prints.", "Run `vask token` for it, or pick another name."
+        )
+    ensure_index_dir(index_dir)
+    with _locked(index_dir):
+        devices = _devices(index_dir)
+        if name in devices:
+            raise ConfigError(
+                f"A device named {name!r} exists already.",
+                f"Pick another name, or run `vask token revoke {name}` first to replace its token.",
+            )
+        token = secrets.token_urlsafe(32)
+        devices[name] = {"sha256": digest(token), "created": _now()}
+        _save_devices(index_dir, devices)
+    return token
+
+
+def revoke_device(index_dir: Path, name: str) -> None:
+    with _locked(index_dir):
+        if name == DEFAULT_DEVICE and token_path(index_dir).exists():
+            token_path(index_dir).unlink()
+            if not (index_dir / DEVICES_FILE).exists():
+                _save_devices(index_dir, {})  # (so that the server does not make a new default)
+            return
+        devices = _devices(index_dir)
+        if name not in devices:
+            known = ", ".join(d.name for d in list_devices(index_dir)) or "none"
+            raise ConfigError(f"No device named {name!r}.", f"Devices: {known} (`vask token list`).")
+        del devices[name]
+        _save_devices(index_dir, devices)
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    sha256: str
+    created: str | None
+    last_used: str | None = None
+
+
+def list_devices(index_dir: Path) -> list[Device]:
+    used = _read_json(index_dir / USED_FILE)
+    found: list[Device] = []
+    token = read_token(index_dir)
+    if token:
+        created = datetime.fromtimestamp(token_path(index_dir).stat().st_mtime, UTC)
+        stamp = created.isoformat(timespec="seconds").replace("+00:00", "Z")
+        found.append(Device(DEFAULT_DEVICE, digest(token), stamp, used.get(DEFAULT_DEVICE)))
+    for name, entry in sorted(_devices(index_dir).items()):
+        found.append(Device(name, entry["sha256"], entry.get("created"), used.get(name)))
+    return found
+
+
+class TokenRegistry:
+    """What the server checks a presented token against.
+
+    It looks at the two files on every check (one stat each) and reads them again when either
+    changed, so `vask token revoke` holds from the next request on, without a restart. `fixed`
+    (tests) gives the `default` device's token instead of the `token` file.
+    """
+
+    def __init__(self, index_dir: Path, *, fixed: str | None = None, clock: Any = time.monotonic) -> None:
+        self.index_dir = index_dir
+        self._fixed = digest(fixed) if fixed else None
+        self._clock = clock
+        self._stamp: tuple[Any, ...] | None = None
+        self._digests: dict[str, str] = {}  # name -> sha256
+        self._used: dict[str, str] = {}
+        self._used_dirty = False
+        self._used_written = clock()
+
+    def _file_stamp(self) -> tuple[Any, ...]:
+        stamps: list[Any] = []
+        for name in (TOKEN_FILE, DEVICES_FILE):
+            try:
+                st = os.stat(self.index_dir / name)
+                stamps.append((st.st_ino, st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                stamps.append(None)
+        return tuple(stamps)
+
+    def _refresh(self) -> None:
+        stamp = self._file_stamp()
+        if stamp == self._stamp:
+            return
+        digests = {name: entry["sha256"] for name, entry in _devices(self.index_dir).items()}
+        if self._fixed:
+            digests[DEFAULT_DEVICE] = self._fixed
+        else:
+            token = read_token(self.index_dir)
+            if token:
+                digests[DEFAULT_DEVICE] = digest(token)
+        self._digests, self._stamp = digests, stamp
+
+    def names(self) -> list[str]:
+        self._refresh()
+        return sorted(self._digests)
+
+    def match(self, presented: str) -> str | None:
+        """The device whose token this is, or None. Every device is compared (in constant time),
+        so the time taken says nothing about which one came close."""
+        self._refresh()
+        given = digest(presented).encode()
+        found = None
+        for name, known in self._digests.items():
+            if hmac.compare_digest(given, known.encode()):
+                found = name
+        return found
+
+    def touch(self, name: str) -> None:
+        """Records a device's use in memory; written out when a device is first seen, else at most
+        once a minute."""
+        first = name not in self._used
+        self._used[name] = _now()
+        self._used_dirty = True
+        if first or self._clock() - self._used_written >= USED_WRITE_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._used_dirty:
+            return
+        self._used_written = self._clock()
+        self._used_dirty = False
+        try:
+            self._refresh()
+            merged = {**_read_json(self.index_dir / USED_FILE), **self._used}
+            merged = {k: v for k, v in merged.items() if k in self._digests}  # revoked devices drop out
+            _write_private(self.index_dir / USED_FILE, json.dumps(merged, indent=2) + "\n")
+        except (OSError, ConfigError):
+            pass  # a last-used time is not worth failing a request over

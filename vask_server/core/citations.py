@@ -18,7 +18,8 @@ class Citation:
     heading: str
     anchor: str
     line: int
-    link: str  # Obsidian link text: "Folder/Note#Heading"
+    link: str  # Obsidian link text: "Folder/Note#Heading", "Folder/File.pdf#page=3"
+    page: int | None = None  # a PDF's page
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -28,6 +29,7 @@ class Citation:
             "anchor": self.anchor,
             "line": self.line,
             "link": self.link,
+            "page": self.page,
         }
 
 
@@ -55,7 +57,7 @@ def extract_citations(answer: str, hits: Sequence[Hit]) -> list[Citation]:
 
 
 def citation_for(hit: Hit) -> Citation:
-    return Citation(hit.title, hit.path, hit.heading, hit.anchor, hit.line_start, hit.link)
+    return Citation(hit.title, hit.path, hit.heading, hit.anchor, hit.line_start, hit.link, hit.page)
 
 
 def unique_sources(hits: Sequence[Hit]) -> list[Hit]:
@@ -74,8 +76,18 @@ def sources_block(hits: Sequence[Hit]) -> str:
     lines = ["Sources:"]
     for hit in unique_sources(hits):
         when = f"{written_on(hit)}, " if hit.date else ""
-        lines.append(f"  [[{hit.link}]]  ({when}lines {hit.line_start}-{hit.line_end}, score {hit.score:.2f})")
+        lines.append(f"  [[{hit.link}]]  ({when}{location(hit)}, score {hit.score:.2f})")
     return "\n".join(lines)
+
+
+def location(hit: Hit) -> str:
+    """Where in its file a passage is, in the file's own terms: a PDF's page, a note's lines (a
+    canvas's lines are its cards in reading order, which no editor shows: none)."""
+    if hit.page is not None:
+        return f"p. {hit.page}"
+    if hit.path.lower().endswith(".canvas"):
+        return "canvas"
+    return f"lines {hit.line_start}-{hit.line_end}"
 
 
 def written_on(hit: Hit) -> str:

@@ -23,6 +23,7 @@ class Question:
     split: str = "dev"
     asked_at: date | None = None  # a time question: the day it is asked
     range: tuple[date, date] | None = None  # and the dates it means, inclusive
+    page: int | None = None  # the answer is on this page of the expected PDF
 
     @property
     def absent(self) -> bool:
@@ -42,6 +43,15 @@ class Outcome:
     cited: tuple[str, ...] = ()  # note paths the answer cites
     dates: tuple[Span, ...] = ()  # the span of each returned note's first passage, as `returned`
     understood: Span | None = None  # the time range the search applied (None: none)
+    pages: tuple[int | None, ...] = ()  # the page of each returned file's first passage, as `returned`
+
+    def page_found(self, depth: int = 6) -> bool:
+        """A question with a `page`: an expected PDF is among the first `depth` notes, and its best
+        passage is on that page."""
+        for position, path in enumerate(self.returned[:depth]):
+            if path in self.question.expected:
+                return position < len(self.pages) and self.pages[position] == self.question.page
+        return False
 
     def rank(self) -> int | None:
         """1-based rank of the first expected note, None when it is not returned."""
@@ -67,6 +77,7 @@ def parse_questions(lines: Iterable[str], source: str = "questions") -> list[Que
                     split=str(data.get("split", "dev")),
                     asked_at=date.fromisoformat(data["asked_at"]) if data.get("asked_at") else None,
                     range=_range(data.get("range")),
+                    page=int(data["page"]) if data.get("page") is not None else None,
                 )
             )
         except (ValueError, KeyError, TypeError) as exc:
@@ -96,6 +107,10 @@ class Summary:
     absent_declined: int = 0
     answers: AnswerSummary | None = None  # only when the answer step was run
     time: TimeSummary | None = None  # only for time questions (with "asked_at" and "range")
+    # Questions whose answer is on a given PDF page: how many, and the share whose expected PDF is in
+    # the first 6 with its best passage on that page.
+    page_questions: int = 0
+    page_at_6: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +122,11 @@ class Summary:
             "absent_declined": self.absent_declined,
             **({"answers": self.answers.__dict__} if self.answers else {}),
             **({"time": self.time.to_dict()} if self.time else {}),
+            **(
+                {"page_questions": self.page_questions, "page@6": round(self.page_at_6, 4)}
+                if self.page_questions
+                else {}
+            ),
         }
 
 
@@ -205,6 +225,10 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         )
     if not answerable:
         return summary
+    paged = [o for o in answerable if o.question.page is not None]
+    if paged:
+        summary.page_questions = len(paged)
+        summary.page_at_6 = sum(o.page_found() for o in paged) / len(paged)
     for k in HIT_KS:
         summary.hits[k] = sum(1 for o in answerable if (r := o.rank()) is not None and r <= k) / len(answerable)
     summary.mrr = sum(1.0 / r for o in answerable if (r := o.rank()) is not None and r <= 10) / len(answerable)

@@ -57,6 +57,7 @@ class Chunk:
     hash: str  # content hash of embed_text: equal hashes share one vector
     ordinal: int  # position within the note
     kind: str = "chunk"  # "chunk", or "note" for the note-level record
+    page: int | None = None  # a PDF's page (1-based): a chunk never spans two; None for other files
 
     @property
     def heading(self) -> str:
@@ -83,10 +84,14 @@ class Hit:
     date: datetime.date | None = None
     date_end: datetime.date | None = None
     date_source: str | None = None
+    page: int | None = None  # the PDF page it is on (1-based); None for notes and canvases
 
     @property
     def link(self) -> str:
-        """Obsidian link text (what goes inside [[...]]): path without .md, then #heading."""
+        """Obsidian link text (what goes inside [[...]]): a note's path without .md, then #heading;
+        a PDF's path with #page=N (which Obsidian opens at that page); a canvas's path."""
+        if self.page is not None:
+            return f"{self.path}#page={self.page}"
         base = self.path[:-3] if self.path.lower().endswith(".md") else self.path
         return f"{base}#{self.anchor}" if self.anchor else base
 
@@ -106,5 +111,6 @@ class Hit:
             date=self.date.isoformat() if self.date else None,
             date_end=self.date_end.isoformat() if self.date_end else None,
             date_source=self.date_source,
+            page=self.page,
         )
         return out

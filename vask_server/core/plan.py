@@ -9,6 +9,7 @@ from typing import Protocol
 
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.dates import DateOptions
+from vask_server.core.filetypes import ALL_TYPES
 from vask_server.core.models import Chunk
 
 CHUNKER_VERSION = 3  # bump when chunks come out differently: every note is re-chunked
@@ -24,6 +25,11 @@ class IndexOptions:
     # removes notes, it does not change how the others are chunked.
     exclude: tuple[str, ...] = ()
     obsidian_excluded: bool = True
+    # Which types of file are indexed (core/filetypes.py), and the limits on a PDF. Not in the
+    # fingerprint either: turning a type off removes its files, it does not change the others.
+    file_types: tuple[str, ...] = ALL_TYPES
+    max_pdf_bytes: int = 50_000_000
+    pdf_timeout: float = 30.0
 
     def fingerprint(self) -> str:
         """Changes whenever chunks, or their dates, would come out differently: then every note is

@@ -10,6 +10,7 @@ from datetime import date
 from typing import Any
 
 from vask_server.core.models import Hit
+from vask_server.core.scope import Scope
 
 RRF_K = 60
 _KEYWORD_QUERY_WORDS = 2
@@ -26,9 +27,20 @@ class Filters:
     # Inclusive: a passage is kept when its date span overlaps [date_from, date_to].
     date_from: date | None = None
     date_to: date | None = None
+    # What the question named ([[Note]], #tag, path:Folder): a passage is kept when it is in any of
+    # them; the fields above, set by the caller, must all hold as well.
+    scope: Scope | None = None
 
     def is_empty(self) -> bool:
-        return not (self.folders or self.exclude_folders or self.tags or self.paths or self.date_from or self.date_to)
+        return not (
+            self.folders
+            or self.exclude_folders
+            or self.tags
+            or self.paths
+            or self.date_from
+            or self.date_to
+            or (self.scope and not self.scope.is_empty())
+        )
 
     @property
     def dated(self) -> bool:
@@ -60,12 +72,24 @@ def filters_to_where(filters: Filters | None) -> str | None:
         clauses.append(f"array_has_any(tags, [{tags}])")
     if filters.paths:
         clauses.append(f"path IN ({', '.join(sql_string(p) for p in filters.paths)})")
+    if filters.scope is not None and not filters.scope.is_empty():
+        clauses.append(_scope_where(filters.scope))
     # (date.isoformat() is digits and dashes only: nothing to escape)
     if filters.date_from is not None:
         clauses.append(f"date_end >= date '{filters.date_from.isoformat()}'")
     if filters.date_to is not None:
         clauses.append(f"date <= date '{filters.date_to.isoformat()}'")
     return " AND ".join(clauses)
+
+
+def _scope_where(scope: Scope) -> str:
+    anywhere: list[str] = []
+    if scope.notes:
+        anywhere.append(f"path IN ({', '.join(sql_string(p) for p in scope.notes)})")
+    if scope.tags:
+        anywhere.append(f"array_has_any(tags, [{', '.join(sql_string(t) for t in scope.tags)}])")
+    anywhere.extend(f"starts_with(path, {sql_string(_folder_prefix(f))})" for f in scope.folders)
+    return "(" + " OR ".join(anywhere) + ")"
 
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -174,6 +198,7 @@ def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = Non
         date=row.get("date"),
         date_end=row.get("date_end"),
         date_source=row.get("date_source"),
+        page=row.get("page"),
     )
 
 

@@ -10,9 +10,10 @@ search of the whole vault.
 from __future__ import annotations
 
 import difflib
+import functools
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vask_server.core.links import note_name
@@ -48,14 +49,39 @@ class Scope:
     def to_dict(self) -> dict[str, list[str]]:
         return {"notes": list(self.notes), "tags": list(self.tags), "folders": list(self.folders)}
 
+    def describe(self) -> str:
+        """One line for people: `[[Note]], #tag, path:"Folder"`."""
+        return ", ".join(
+            [f"[[{note_name(p)}]]" for p in self.notes]
+            + [f"#{t}" for t in self.tags]
+            + [f'path:"{f}"' for f in self.folders]
+        )
+
 
 @dataclass(frozen=True)
 class Directory:
     """What the index holds that a mention can name."""
 
-    notes: Sequence[str]  # vault-relative paths with .md
+    notes: Sequence[str]  # vault-relative paths: notes with .md, boards and PDFs with their extension
     tags: Iterable[str]  # lower-case, without '#'
-    titles: dict[str, str] = field(default_factory=dict)  # path → title, when it differs from the name
+    names: Mapping[str, Sequence[str]] = field(default_factory=dict)  # path → its title and aliases
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, list[str]]:
+        """Lower-case name → the notes it names: file name, path without .md, title, aliases (as
+        Obsidian resolves a link; a name two notes share names both). A board or PDF is named
+        with its extension, as Obsidian links to it: [[Roadmap.canvas]], [[Handbook.pdf]]."""
+        out: dict[str, list[str]] = {}
+        for path in self.notes:
+            keys = {note_name(path).lower(), path.lower().removesuffix(".md")}
+            keys |= {n.lower() for n in self.names.get(path, ())}
+            for key in keys - {""}:
+                out.setdefault(key, []).append(path)
+        return out
+
+    @functools.cached_property
+    def sorted_tags(self) -> list[str]:
+        return sorted(set(self.tags))
 
     def folders(self) -> set[str]:
         out: set[str] = set()
@@ -112,12 +138,9 @@ def find_mentions(question: str) -> tuple[list[Mention], str]:
 def resolve(mentions: Sequence[Mention], directory: Directory) -> tuple[Scope, list[Unmatched]]:
     """The notes, tags and folders the mentions name in this index; those that name nothing, each
     with the closest names it holds."""
-    by_name: dict[str, list[str]] = {}
-    for path in directory.notes:
-        for name in {note_name(path).lower(), path[:-3].lower(), directory.titles.get(path, "").lower()} - {""}:
-            by_name.setdefault(name, []).append(path)
-    tags = sorted(set(directory.tags))
-    folders = sorted(directory.folders())
+    by_name = directory.by_name
+    tags = directory.sorted_tags
+    folders = sorted(directory.folders()) if any(m.kind == "folder" for m in mentions) else []
     notes: list[str] = []
     chosen_tags: list[str] = []
     chosen_folders: list[str] = []

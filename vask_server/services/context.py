@@ -11,7 +11,7 @@ from typing import Any
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
-from vask_server.config import Settings
+from vask_server.config import Settings, header_dict
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
@@ -35,7 +35,10 @@ async def build_services(settings: Settings, *, gateway: OllamaGateway | None = 
     vault_root = settings.require_vault()
     index_dir = settings.resolved_index_dir()
     gateway = gateway or OllamaGateway(
-        settings.ollama_host, timeout=settings.ollama_timeout, retries=settings.ollama_retries
+        settings.ollama_host,
+        timeout=settings.ollama_timeout,
+        retries=settings.ollama_retries,
+        headers=header_dict(settings.ollama_headers),
     )
     store = await Store.open(index_dir)
     vault = Vault(vault_root)

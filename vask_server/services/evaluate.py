@@ -22,6 +22,7 @@ from typing import Any
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.filetypes import MARKDOWN
 from vask_server.core.metrics import Outcome, Question, summarise
 from vask_server.core.plan import IndexOptions
 from vask_server.core.prompt import says_not_in_notes
@@ -107,8 +108,10 @@ async def evaluate(
             config=config.retrieval,
         )
         first_hits: dict[str, tuple[date | None, date | None]] = {}
+        first_pages: dict[str, int | None] = {}
         for hit in result.hits:
             first_hits.setdefault(hit.path, (hit.date, hit.date_end))
+            first_pages.setdefault(hit.path, hit.page)
         returned = tuple(distinct_notes(result.hits))[:RANK_DEPTH]
         understood = (result.time_range.start, result.time_range.end) if result.time_range else None
         outcome = Outcome(
@@ -117,6 +120,7 @@ async def evaluate(
             result.declined,
             dates=tuple(first_hits[path] for path in returned),
             understood=understood,
+            pages=tuple(first_pages[path] for path in returned),
         )
         if answerer is not None:
             done = await answerer.complete(
@@ -160,12 +164,17 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
             ),
             max_note_bytes=services.settings.max_note_bytes,
             note_records=False,
+            file_types=(MARKDOWN,),  # the seed design read Markdown only
         )
         await Indexer(services.vault, store, embedder, options).sync()
         yield Searcher(store, services.gateway)
 
 
 _ANSWER_EXCERPT = 300
+
+
+def _wrong_page(outcome: Outcome) -> bool:
+    return outcome.question.page is not None and not outcome.page_found()
 
 
 def report(config: EvalConfig, outcomes: Sequence[Outcome], *, chat_model: str | None = None) -> dict[str, Any]:
@@ -191,8 +200,13 @@ def report(config: EvalConfig, outcomes: Sequence[Outcome], *, chat_model: str |
                     **answer,
                 }
             )
-        elif not q.absent and (rank is None or rank > 1 or outcome.declined or outcome.answer_declined):
+        elif not q.absent and (
+            rank is None or rank > 1 or outcome.declined or outcome.answer_declined or _wrong_page(outcome)
+        ):
             problem = "declined" if outcome.declined else ("missed" if rank is None else f"rank {rank}")
+            if _wrong_page(outcome) and rank is not None:
+                found = outcome.pages[rank - 1] if rank - 1 < len(outcome.pages) else None
+                problem = f"{problem}, page {found} instead of {q.page}"
             if outcome.answer_declined and not outcome.declined:
                 problem = "answer says not in notes" if rank == 1 else f"{problem}; answer says not in notes"
             failures.append(

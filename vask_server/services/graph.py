@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.store import Store
+from vask_server.core.scope import Directory
 
 
 class _Adjacency:
@@ -35,16 +36,26 @@ class LinkGraph(Mapping[str, frozenset[str]]):
     not an indexed note, or to the note itself, is left out). As a mapping: path → the notes linked
     to or from it."""
 
-    def __init__(self, paths: list[str], titles: list[str], sources: np.ndarray, targets: np.ndarray) -> None:
+    def __init__(
+        self,
+        paths: list[str],
+        titles: list[str],
+        sources: np.ndarray,
+        targets: np.ndarray,
+        directory: Directory | None = None,
+    ) -> None:
         self._paths = paths
         self._titles = titles
+        # What a [[Note]] or #tag in a question can name: read with the links, from the same rows.
+        self.directory = directory or Directory(notes=paths, tags=())
         self._numbers = {path: number for number, path in enumerate(paths)}
         self._out = _Adjacency(sources, targets, len(paths))
         self._in = _Adjacency(targets, sources, len(paths))
 
     @classmethod
     def from_rows(cls, rows: pa.Table) -> LinkGraph:
-        """From the manifest's path, title and links columns. Parses JSON: run it off the event loop."""
+        """From the manifest's path, title, aliases, tags and links columns. Parses JSON: run it off the
+        event loop."""
         paths: list[str] = rows["path"].to_pylist()
         numbers = {path: number for number, path in enumerate(paths)}
         sources: list[int] = []
@@ -55,7 +66,15 @@ class LinkGraph(Mapping[str, frozenset[str]]):
             sources.extend([number] * len(linked))
             targets.extend(sorted(linked))
         titles: list[str] = rows["title"].to_pylist()
-        return cls(paths, titles, np.array(sources, np.int32), np.array(targets, np.int32))
+        aliases: list[list[str] | None] = rows["aliases"].to_pylist()
+        names = {
+            path: [n for n in (title, *(also or ())) if n]
+            for path, title, also in zip(paths, titles, aliases, strict=True)
+            if title or also
+        }
+        tags = {tag for note_tags in rows["tags"].to_pylist() for tag in note_tags or ()}
+        directory = Directory(notes=paths, tags=tags, names=names)
+        return cls(paths, titles, np.array(sources, np.int32), np.array(targets, np.int32), directory)
 
     def title(self, path: str) -> str | None:
         number = self._numbers.get(path)

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import UNDROPPED_TABLES, NoteRecord, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
@@ -30,10 +31,12 @@ from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
+from vask_server.core.filetypes import CANVAS, MARKDOWN, display_name, file_type
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
+from vask_server.services.files import ReadFile, read_canvas, read_pdf
 from vask_server.services.options import excluder_for, with_vault_dates
 
 log = logging.getLogger(__name__)
@@ -105,6 +108,7 @@ class Indexer:
         self._purge = False  # excluded notes were removed since the last purge
         self._opted_out: set[str] = set()  # notes found opted out during this sync
         self._lock = asyncio.Lock()
+        self._pdf: PdfReader | None = None  # started on a sync's first PDF, stopped when the sync ends
 
     async def target(self) -> tuple[str, int]:
         """The table suffix and dimension for the configured embedding model (asks the model)."""
@@ -119,7 +123,12 @@ class Indexer:
         progress: ProgressFn | None = None,
     ) -> SyncReport:
         async with self._lock:
-            return await self._sync(set(only) if only is not None else None, force, progress)
+            try:
+                return await self._sync(set(only) if only is not None else None, force, progress)
+            finally:
+                if self._pdf is not None:
+                    await asyncio.to_thread(self._pdf.close)
+                    self._pdf = None
 
     async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
         started = time.perf_counter()
@@ -131,7 +140,7 @@ class Indexer:
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         scan: VaultScan | None = None
         if only is None and not force:
-            scan = await asyncio.to_thread(self.vault.scan, excluder)
+            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
             unchanged = await self._unchanged_since_last_sync(scan, started)
             if unchanged is not None:
                 return unchanged
@@ -155,7 +164,7 @@ class Indexer:
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
-            scan = await asyncio.to_thread(self.vault.scan, excluder)
+            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         if only is not None and any(path in scan.excluded for path in only):
@@ -340,6 +349,10 @@ class Indexer:
         out: list[_Prepared] = []
         for path in paths:
             item = _Prepared(path=path, stamp=on_disk[path])
+            if file_type(path) not in (MARKDOWN, None):
+                self._read_other(item, resolver)
+                out.append(item)
+                continue
             try:
                 text, warnings = self.vault.read_note(path, self.options.max_note_bytes)
             except NoteUnreadable as exc:
@@ -378,6 +391,24 @@ class Indexer:
                 item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
             out.append(item)
         return out
+
+    def _read_other(self, item: _Prepared, resolver: LinkResolver) -> None:
+        """A Canvas board or a PDF (services/files.py), dated as a note without dates of its own is."""
+        try:
+            read: ReadFile
+            if file_type(item.path) == CANVAS:
+                read = read_canvas(self.vault, item.path, self.options, resolver)
+            else:
+                if self._pdf is None:
+                    self._pdf = PdfReader(self.options.pdf_timeout, self.options.max_pdf_bytes)
+                read = read_pdf(self.vault, self._pdf, item.path, self.options)
+        except NoteUnreadable as exc:
+            item.status, item.reason = exc.status, exc.reason
+            return
+        item.note, item.chunks, item.content_hash = read.note, read.chunks, read.content_hash
+        item.warnings.extend(read.warnings)
+        dates = date_note(read.note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
+        item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
 
     def _chunked(self, note: Note) -> tuple[Note, list[Chunk]]:
         chunks = chunk_note(note, self.options.chunking)
@@ -471,7 +502,7 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
         mtime_ns=item.stamp.mtime_ns,
         size=item.stamp.size,
         content_hash=item.content_hash,
-        title=note.title if note else posixpath.basename(item.path)[:-3],
+        title=note.title if note else display_name(item.path),
         aliases=list(note.aliases) if note else [],
         tags=list(note.tags) if note else [],
         links=json.dumps(links, ensure_ascii=False),
@@ -512,6 +543,7 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             columns["date_end"].append(span.end)
             columns["date_source"].append(span.source)
             columns["modified"].append(item.modified)
+            columns["page"].append(chunk.page)
             hashes.append(chunk.hash)
     if not hashes:
         return None

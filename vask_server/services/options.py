@@ -9,6 +9,7 @@ from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
+from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF
 from vask_server.core.plan import IndexOptions
 
 
@@ -21,8 +22,16 @@ def index_options(settings: Settings, vault: Vault | None = None) -> IndexOption
         dates=DateOptions(date_keys=settings.date_keys),
         exclude=settings.exclude,
         obsidian_excluded=settings.obsidian_excluded,
+        file_types=file_types(settings),
+        max_pdf_bytes=settings.max_pdf_bytes,
+        pdf_timeout=settings.pdf_timeout,
     )
     return options if vault is None else with_vault_dates(options, vault)
+
+
+def file_types(settings: Settings) -> tuple[str, ...]:
+    """Markdown always; Canvas boards and PDFs unless turned off."""
+    return (MARKDOWN, *([CANVAS] if settings.index_canvas else []), *([PDF] if settings.index_pdf else []))
 
 
 def with_vault_dates(options: IndexOptions, vault: Vault) -> IndexOptions:

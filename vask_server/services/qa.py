@@ -99,11 +99,13 @@ class QAService:
             )
         sources = [hit.to_dict(n) for n, hit in enumerate(unique_sources(hits), start=1)]
         time_range = result.time_range.to_dict() if result.time_range else None
+        scope = result.scope.to_dict() if result.scope else None
         yield {
             "type": "sources",
             "sources": sources,
             "mode": result.mode,
             "time_range": time_range,
+            "scope": scope,
             **({"notice": " ".join(notices)} if notices else {}),
         }
         if not hits:
@@ -115,6 +117,7 @@ class QAService:
                 "sources": [],
                 "declined": True,
                 "time_range": time_range,
+                "scope": scope,
             }
             return
         messages = prompt.messages
@@ -146,4 +149,5 @@ class QAService:
             "sources": sources,
             "declined": False,
             "time_range": time_range,
+            "scope": scope,
         }

@@ -21,7 +21,7 @@ import pyarrow as pa
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
-from vask_server.core.question import understand
+from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
     RRF_K,
     Filters,
@@ -34,8 +34,9 @@ from vask_server.core.retrieve import (
     row_to_hit,
     topic_query,
 )
+from vask_server.core.scope import Directory, Scope, Unmatched, find_mentions
 from vask_server.core.timeexpr import TimeRange
-from vask_server.errors import IndexBroken, ModelMissing, NotIndexed, OllamaUnavailable
+from vask_server.errors import IndexBroken, ModelMissing, NotIndexed, OllamaUnavailable, ScopeNotFound
 from vask_server.services.graph import LinkGraphs
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class SearchResult:
     query: str | None = (
         None  # what was searched: the question without its time words (and a follow-up's previous question)
     )
+    scope: Scope | None = None  # the notes, tags and folders the question limited the search to
 
 
 @dataclass(frozen=True)
@@ -206,11 +208,9 @@ class Searcher:
         within, and "when did I last…" puts the latest of the close matches first. A question that
         names no time is searched exactly as `search` would. A follow-up is searched together with
         the `previous` question, within its own time or else the previous one's ("and in March?")."""
-        understood = understand(question, today=today, filters=filters, read_time_words=read_time)
-        if previous is not None:
-            prior = understand(previous, today=today, filters=filters, read_time_words=read_time)
-            timed = understood if understood.time_range or understood.order else prior
-            understood = replace(timed, text=f"{prior.text}\n{understood.text}")
+        understood = await self.understand(
+            question, today=today, filters=filters, read_time=read_time, previous=previous
+        )
         notice = None
         if understood.filters.dated and not await self._has_dates():
             notice = "The index is being rebuilt to read dates; this search ignores the time range until it is done."
@@ -235,6 +235,7 @@ class Searcher:
             result.hits = order_by_date(result.hits, latest=understood.order == "latest")
         result.time_range = time_range
         result.query = understood.text
+        result.scope = understood.scope
         if notice:
             result.notice = f"{result.notice} {notice}" if result.notice else notice
         return result
@@ -253,6 +254,41 @@ class Searcher:
             await self.store.check_keyword_search(index.suffix, index.dimension)
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
+
+    async def understand(
+        self,
+        question: str,
+        *,
+        today: date,
+        filters: Filters | None = None,
+        read_time: bool = True,
+        previous: str | None = None,
+    ) -> Understood:
+        """What `search_question` will search: the question's scope resolved in this index and its
+        time read. Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, so
+        that a client hears it before an answer starts streaming."""
+        asked = [question] if previous is None else [question, previous]
+        directory = await self._directory() if any(find_mentions(q)[0] for q in asked) else None
+        understood = understand(question, today=today, filters=filters, read_time_words=read_time, directory=directory)
+        if understood.unmatched:
+            raise scope_not_found(understood.unmatched)
+        if previous is None:
+            return understood
+        # A follow-up is searched with the question before it, within its own time and scope or else
+        # the previous one's ("and in March?", "what else about it?"). A previous mention that no
+        # longer resolves (its note was deleted since) limits nothing.
+        prior = understand(previous, today=today, filters=filters, read_time_words=read_time, directory=directory)
+        timed = understood if understood.time_range or understood.order else prior
+        scope = understood.scope or prior.scope
+        return replace(
+            timed, text=f"{prior.text}\n{understood.text}", scope=scope, filters=replace(timed.filters, scope=scope)
+        )
+
+    async def _directory(self) -> Directory | None:
+        """The notes and tags a mention can name; None before the first index exists."""
+        if not self.store.read_meta().active:
+            return None
+        return (await self.graphs.get(self.active().suffix)).directory
 
     async def _has_dates(self) -> bool:
         index = self.active()
@@ -307,7 +343,8 @@ class Searcher:
             limit,
             where,
             with_vectors=topic is not None,
-            approximate_filter=filters is None or not filters.paths,  # (notes named: few rows, exact)
+            # (notes named, by the caller or a [[Note]] in the question: few rows, searched exactly)
+            approximate_filter=filters is None or not (filters.paths or (filters.scope and filters.scope.notes)),
         )
         text_rows: list[dict[str, Any]] = []
         notice: str | None = None
@@ -366,6 +403,15 @@ class Searcher:
             evidence_threshold=threshold,
             declined=declined,
         )
+
+
+def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
+    closest = [name for miss in unmatched for name in miss.closest]
+    return ScopeNotFound(
+        " ".join(miss.message() for miss in unmatched),
+        " ".join(miss.hint() for miss in unmatched),
+        closest,
+    )
 
 
 def order_by_date(hits: list[Hit], *, latest: bool) -> list[Hit]:

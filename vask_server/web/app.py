@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from vask_server.adapters.ollama import OllamaGateway
-from vask_server.adapters.token import ensure_token
+from vask_server.adapters.token import TokenRegistry, ensure_first_token
 from vask_server.adapters.watcher import VaultWatcher
 from vask_server.config import Settings
+from vask_server.core.ratelimit import FailureLimiter
 from vask_server.services.context import build_services
 from vask_server.services.live import LiveIndex
 from vask_server.web.keys import LIVE, SERVICES
@@ -34,13 +35,27 @@ def create_app(
     gateway: OllamaGateway | None = None,
     watch: bool = True,
     token: str | None = None,
+    limiter: FailureLimiter | None = None,
 ) -> web.Application:
+    """`token` (tests): the `default` device's token instead of the index folder's `token` file;
+    the other devices (`vask token add`) are read from the index folder either way."""
     settings.require_vault()
-    token = token or ensure_token(settings.resolved_index_dir())
-    extra_hosts = frozenset({settings.host.lower()}) if settings.allow_remote else frozenset()
+    index_dir = settings.resolved_index_dir()
+    if token is None:
+        ensure_first_token(index_dir)
+    tokens = TokenRegistry(index_dir, fixed=token)
+    extra_hosts = set(settings.allowed_hosts)
+    if settings.allow_remote:
+        extra_hosts.add(settings.host)
+    wildcard = settings.allow_remote and settings.host in ("0.0.0.0", "::", "[::]")
     app = web.Application(
         client_max_size=MAX_BODY_BYTES,
-        middlewares=[errors_middleware, host_middleware(extra_hosts), cors_middleware, auth_middleware(token)],
+        middlewares=[
+            errors_middleware,
+            host_middleware(frozenset(extra_hosts), any_address=wildcard),
+            cors_middleware,
+            auth_middleware(tokens, limiter),
+        ],
     )
     app.on_response_prepare.append(add_cors_headers)
     app.add_routes(routes)
@@ -61,6 +76,7 @@ def create_app(
                 watcher.stop()
             await live.stop()
             await services.gateway.close()
+            tokens.flush()  # the last-used times not yet written
 
     app.cleanup_ctx.append(services_ctx)
     return app

@@ -1,24 +1,30 @@
-"""Safety on localhost: one JSON error shape, a loopback Host check, a CORS allow-list, a bearer token.
+"""Safety on localhost and on a network: one JSON error shape, a Host check, a CORS allow-list,
+per-device bearer tokens with failed attempts limited per address.
 
-A web page in the user's browser can send requests to 127.0.0.1; these layers make sure it can
-neither read the answers (CORS), nor reach us through a rebound DNS name (Host), nor act without
-the token that only the user's own Obsidian has.
+A web page in the user's browser can send requests to 127.0.0.1 (or to the server's LAN address);
+these layers make sure it can neither read the answers (CORS), nor reach us through a rebound DNS
+name (Host), nor act without a token that only the user's own devices have.
 """
 
 from __future__ import annotations
 
-import hmac
+import ipaddress
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from vask_server.adapters.token import TokenRegistry
+from vask_server.core.ratelimit import FailureLimiter
 from vask_server.errors import (
     ForbiddenHost,
     ForbiddenOrigin,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
+    TooManyAttempts,
     Unauthorized,
     VaskError,
     error_for_status,
@@ -28,9 +34,11 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-ALLOWED_ORIGINS = frozenset({"app://obsidian.md", "capacitor://localhost"})
+# Obsidian desktop, Obsidian mobile on iOS, Obsidian mobile on Android
+ALLOWED_ORIGINS = frozenset({"app://obsidian.md", "capacitor://localhost", "http://localhost"})
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 AUTHENTICATED = web.RequestKey("authenticated", bool)
+DEVICE = web.RequestKey("device", str)
 PUBLIC_ROUTES = frozenset({("GET", "/v1/health")})  # bare health only; details need the token
 
 # Hints for aiohttp's own refusals, which carry none
@@ -42,7 +50,10 @@ _HINTS = {
 
 
 def error_response(error: VaskError) -> web.Response:
-    return web.json_response({"error": error.to_dict()}, status=error.status)
+    response = web.json_response({"error": error.to_dict()}, status=error.status)
+    if isinstance(error, TooManyAttempts):
+        response.headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
+    return response
 
 
 @web.middleware
@@ -61,17 +72,39 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         return error_response(VaskError("Internal error.", "See the vask server log."))
 
 
-def host_middleware(extra_hosts: frozenset[str] = frozenset()) -> Callable[..., Awaitable[web.StreamResponse]]:
-    allowed = LOOPBACK_HOSTS | extra_hosts
+def host_name(header: str) -> str:
+    """The name in a Host header, without its port: `[::1]:8765` -> `[::1]`, `a.b:1` -> `a.b`."""
+    if header.startswith("["):
+        return header.split("]")[0].lower() + "]"
+    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def host_middleware(
+    extra_hosts: frozenset[str] = frozenset(), *, any_address: bool = False
+) -> Callable[..., Awaitable[web.StreamResponse]]:
+    """`extra_hosts`: the bound address and the names in VASK_ALLOWED_HOSTS. `any_address` (bound to
+    0.0.0.0 or ::, so the address clients use is not known): any IP literal too. DNS rebinding needs
+    a name the attacker controls; a browser sends an IP literal only for a page at that very address."""
+    allowed = LOOPBACK_HOSTS | {name.lower() for name in extra_hosts}
+    allowed |= {f"[{name}]" for name in allowed if ":" in name and not name.startswith("[")}
 
     @web.middleware
     async def check_host(request: web.Request, handler: Handler) -> web.StreamResponse:
         host = request.headers.get("Host", "")
-        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-        if name.lower() not in allowed:
+        name = host_name(host)
+        if name not in allowed and not (any_address and _is_ip(name)):
             raise ForbiddenHost(
                 f"Host {host!r} is not allowed.",
-                "vask answers only requests addressed to 127.0.0.1 or localhost (DNS-rebinding protection).",
+                "vask answers only requests addressed to 127.0.0.1, localhost, the address it binds or a name "
+                "in VASK_ALLOWED_HOSTS (--allowed-hosts) (DNS-rebinding protection).",
             )
         return await handler(request)
 
@@ -92,11 +125,14 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
             {
                 "Access-Control-Allow-Origin": origin,
                 "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-                "Access-Control-Allow-Headers": "Authorization, Content-Type",
+                "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept",
                 "Access-Control-Max-Age": "600",
                 "Vary": "Origin",
             }
         )
+        if request.headers.get("Access-Control-Request-Private-Network") == "true":
+            # Chromium asks before a page reaches a private address (the desktop app's server on the LAN)
+            response.headers["Access-Control-Allow-Private-Network"] = "true"
         return response
     return await handler(request)
 
@@ -109,23 +145,52 @@ async def add_cors_headers(request: web.Request, response: web.StreamResponse) -
         response.headers["Vary"] = "Origin"
 
 
-def auth_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]:
-    expected = token.encode()
+TOKEN_HINT = (
+    "Send 'Authorization: Bearer <token>'. On the server's machine, `vask token` prints the default device's "
+    "token and `vask token add NAME` makes one for another device; paste it into the plugin's settings."
+)
+
+
+def auth_middleware(
+    tokens: TokenRegistry, limiter: FailureLimiter | None = None, clock: Callable[[], float] = time.monotonic
+) -> Callable[..., Awaitable[web.StreamResponse]]:
+    limiter = limiter or FailureLimiter()
 
     @web.middleware
     async def check_token(request: web.Request, handler: Handler) -> web.StreamResponse:
+        address = request.remote or "unknown"
+        now = clock()
+        wait = limiter.wait(address, now)
+        if wait > 0:
+            # Also refuses the right token while it lasts: otherwise guesses could still be told apart.
+            raise TooManyAttempts(
+                f"Too many failed token checks from {address}.",
+                f"Wait {math.ceil(wait)} s, then try again with the right token (`vask token list` shows the devices).",
+                retry_after=wait,
+            )
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
-        presented = scheme.lower() == "bearer" and bool(given)
-        valid = presented and hmac.compare_digest(given.strip().encode(), expected)
-        request[AUTHENTICATED] = valid
-        if valid:
+        device = tokens.match(given.strip()) if scheme.lower() == "bearer" and given.strip() else None
+        request[AUTHENTICATED] = device is not None
+        if device is not None:
+            request[DEVICE] = device
+            tokens.touch(device)
             return await handler(request)
         if (request.method, request.path) in PUBLIC_ROUTES and not header:
             return await handler(request)
+        # Logged without the token, whatever was sent: only who, where, and what kind of failure.
+        reason = "a token no device has" if header else "no token"
+        blocked = limiter.fail(address, now)
+        log.warning("refused %s %s from %s: %s", request.method, request.path, address, reason)
+        if blocked:
+            log.warning(
+                "%s failed %d token checks in %.0f s: refused for a while", address, limiter.limit, limiter.window
+            )
         raise Unauthorized(
-            "Missing or wrong bearer token." if header else "This endpoint needs a bearer token.",
-            "Send 'Authorization: Bearer <token>'; `vask token` prints it. Paste it into the plugin's settings.",
+            "Missing or wrong bearer token (or this device's token was revoked)."
+            if header
+            else "This endpoint needs a bearer token.",
+            TOKEN_HINT,
         )
 
     return check_token

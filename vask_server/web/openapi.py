@@ -17,14 +17,16 @@ from vask_server.errors import (
     OllamaFailed,
     OllamaUnavailable,
     PayloadTooLarge,
+    ScopeNotFound,
+    TooManyAttempts,
     Unauthorized,
     VaskError,
     http_errors,
 )
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
-# What any request can meet: the token check, the Host check, and an unexpected failure
-_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, VaskError)
+# What any request can meet: the token check (and its limit on failures), the Host check, an unexpected failure
+_ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, TooManyAttempts, VaskError)
 # What an answer's stream can end with instead of "done" (the response is already 200 by then)
 _STREAM_ERRORS: tuple[type[VaskError], ...] = (NotIndexed, OllamaUnavailable, ModelMissing, OllamaFailed, VaskError)
 
@@ -110,6 +112,10 @@ _SCHEMAS: dict[str, Any] = {
                     "code": {"$ref": "#/components/schemas/ErrorCode"},
                     "message": {"type": "string"},
                     "hint": {"type": "string", "description": "what to do about it; may be empty"},
+                    "closest": {
+                        **_STRINGS,
+                        "description": "scope_not_found only: the nearest names the index holds, as they are written",
+                    },
                 },
             }
         },
@@ -141,12 +147,30 @@ _SCHEMAS: dict[str, Any] = {
             "text": {"type": "string", "description": "the words understood, e.g. 'last month'; '' from filters"},
         },
     },
+    "Scope": {
+        "type": ["object", "null"],
+        "description": (
+            "what the question's [[Note]], #tag and path:Folder mentions limited it to (a passage in any of them); "
+            "null: no mention"
+        ),
+        "required": ["notes", "tags", "folders"],
+        "properties": {
+            "notes": {**_STRINGS, "description": "vault-relative paths"},
+            "tags": {**_STRINGS, "description": "the tags named and the nested tags under them, without '#'"},
+            "folders": _STRINGS,
+        },
+    },
     "SearchRequest": {
         "type": "object",
         "additionalProperties": False,
         "required": ["query"],
         "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4000,
+                "description": 'may name its scope: [[Note]], #tag, path:Folder or path:"Folder with spaces"',
+            },
             "top_k": {"type": "integer", "minimum": 1, "maximum": 50},
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
@@ -158,11 +182,28 @@ _SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["path", "title", "heading", "line_start", "line_end", "score", "text"],
         "properties": {
-            "path": {"type": "string", "description": "vault-relative, forward slashes, with .md"},
-            "title": {"type": "string"},
-            "heading": {"type": "string", "description": "heading path, e.g. 'Plan > Risks'"},
-            "anchor": {"type": "string", "description": "heading to open; empty for the top of the note"},
-            "link": {"type": "string", "description": "Obsidian link text: path without .md, then #anchor"},
+            "path": {
+                "type": "string",
+                "description": "vault-relative, forward slashes, with its extension: .md, .canvas or .pdf",
+            },
+            "title": {"type": "string", "description": "a PDF's from its metadata, else its file name"},
+            "heading": {"type": "string", "description": "heading path, e.g. 'Plan > Risks'; 'Handbook > Page 3'"},
+            "anchor": {
+                "type": "string",
+                "description": "heading to open; empty for the top of the note, and for a canvas or a PDF",
+            },
+            "link": {
+                "type": "string",
+                "description": (
+                    "Obsidian link text: a note's path without .md, then #anchor; a canvas's path; a PDF's path "
+                    "then #page=N"
+                ),
+            },
+            "page": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "description": "a PDF passage's page (a passage never spans two); null for notes and canvases",
+            },
             "line_start": {"type": "integer"},
             "line_end": {"type": "integer"},
             "score": {
@@ -203,6 +244,7 @@ _SCHEMAS: dict[str, Any] = {
             },
             "notice": {"type": "string"},
             "time_range": {"$ref": "#/components/schemas/TimeRange"},
+            "scope": {"$ref": "#/components/schemas/Scope"},
         },
     },
     "AskRequest": {
@@ -210,7 +252,12 @@ _SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "required": ["question"],
         "properties": {
-            "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "question": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4000,
+                "description": "may name its scope: [[Note]], #tag, path:Folder (see SearchRequest.query)",
+            },
             "history": {
                 "type": "array",
                 "maxItems": 50,
@@ -254,16 +301,29 @@ def _document() -> dict[str, Any]:
             "version": __version__,
             "description": (
                 "Ask questions across an Obsidian vault. Every endpoint except the bare health check needs "
-                "'Authorization: Bearer <token>' (`vask token` prints it). Errors share one shape: "
+                "'Authorization: Bearer <token>', one token per device (`vask token` prints the default device's, "
+                "`vask token add NAME` makes another, `vask token revoke NAME` stops one at the next request). "
+                f"20 failed token checks from one address within 60 s answer 429 {TooManyAttempts.code} to "
+                "every request from it, with Retry-After. With --tls-cert the server speaks only HTTPS. "
+                "Errors share one shape: "
                 '{"error": {"code", "message", "hint"}}; each operation lists the codes it can answer with, '
                 "and ErrorCode lists them all. With a valid token, a path the API does not have answers "
                 f"404 {NotFound.code} and a method a path does not take 405 {MethodNotAllowed.code}."
             ),
         },
-        "servers": [{"url": "http://127.0.0.1:8765"}],
+        "servers": [
+            {"url": "http://127.0.0.1:8765", "description": "the default: this machine only"},
+            {
+                "url": "https://{host}:8765",
+                "description": "vask serve --tls-cert … --allow-remote (or behind an https proxy)",
+                "variables": {"host": {"default": "vask.home.arpa"}},
+            },
+        ],
         "components": {
             "schemas": _SCHEMAS,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "a device's token (vask token)"}
+            },
         },
         "security": [{"bearer": []}],
         "paths": {
@@ -286,7 +346,7 @@ def _document() -> dict[str, Any]:
                     "requestBody": _body("SearchRequest"),
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/SearchResponse"}),
-                        **_errors(BadRequest, NotIndexed, PayloadTooLarge, OllamaFailed),
+                        **_errors(BadRequest, ScopeNotFound, NotIndexed, PayloadTooLarge, OllamaFailed),
                     },
                 }
             },
@@ -300,13 +360,14 @@ def _document() -> dict[str, Any]:
                                 'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
                                 '"notice"?} (a notice when only keyword matches were found or passages were left out '
                                 'to fit the context window), then {"type": "token", "text"} as the model writes, last '
-                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range"} or '
+                                '{"type": "done", "answer", "citations", "sources", "declined", "time_range", '
+                                '"scope"} or '
                                 '{"type": "error", "code", "message", "hint"}, whose code is one of '
                                 f"{_codes(_STREAM_ERRORS)}."
                             ),
                             "content": {"application/x-ndjson": {"schema": _EVENT}},
                         },
-                        **_errors(BadRequest, PayloadTooLarge),
+                        **_errors(BadRequest, ScopeNotFound, PayloadTooLarge),
                     },
                 }
             },

@@ -7,11 +7,14 @@ import contextlib
 import dataclasses
 import json
 import logging
+from datetime import date
 from typing import Any
 
 from aiohttp import web
 
 from vask_server import __version__
+from vask_server.core.filetypes import file_type
+from vask_server.core.prompt import previous_question
 from vask_server.errors import BadRequest, VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.live import LiveIndex
@@ -40,8 +43,8 @@ def _vault_path(services: Services, value: str, name: str) -> str:
     """A vault-relative note path, checked to stay inside the vault."""
     v.string_list([value], name)  # NUL bytes and invalid Unicode
     services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
-    if not value.lower().endswith(".md"):
-        raise BadRequest(f"'{name}' must be a Markdown note path ending in .md.")
+    if file_type(value) is None:
+        raise BadRequest(f"'{name}' must be the path of a note (.md), a canvas (.canvas) or a PDF (.pdf).")
     return value.replace("\\", "/").lstrip("/")
 
 
@@ -58,7 +61,7 @@ async def health(request: web.Request) -> web.Response:
             "status": "ok",
             "version": __version__,
             "vault": str(services.vault_root),
-            "ollama": {"host": settings.ollama_host, "reachable": reachable},
+            "ollama": {"host": services.gateway.host, "reachable": reachable},
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
             "index": {
                 "notes": counts.get("notes", 0),
@@ -137,6 +140,7 @@ async def search(request: web.Request) -> web.Response:
         "hits": [{**hit.to_dict(), "text": hit.text} for hit in result.hits],
         "mode": result.mode,
         "time_range": result.time_range.to_dict() if result.time_range else None,
+        "scope": result.scope.to_dict() if result.scope else None,
     }
     if result.notice:
         payload["notice"] = result.notice
@@ -169,6 +173,14 @@ async def ask(request: web.Request) -> web.StreamResponse:
         chat_model=chat_model.strip() if chat_model else None,
         today=v.today(body.get("now")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
+    )
+    # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts.
+    await services.searcher.understand(
+        ask_request.question,
+        today=ask_request.today or date.today(),
+        filters=ask_request.filters,
+        read_time=ask_request.read_time,
+        previous=previous_question(ask_request.history),
     )
     response = web.StreamResponse(
         headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -16,6 +16,7 @@ from aiohttp import web
 from vask_server.config import Settings
 from vask_server.errors import ConfigError
 from vask_server.web.app import create_app
+from vask_server.web.tls import server_ssl_context
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +30,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(settings: Settings) -> None:
+def check_bind(settings: Settings, *, tls: bool = False) -> None:
     if is_loopback(settings.host):
         return
     if not settings.allow_remote:
         raise ConfigError(
             f"Refusing to bind {settings.host}: anyone who can reach it could read your notes.",
-            "Bind 127.0.0.1 (the default), or pass --allow-remote if you really mean it.",
+            "Bind 127.0.0.1 (the default), or pass --allow-remote if you really mean it "
+            "(with --tls-cert and --tls-key, so that tokens and notes are encrypted on the way).",
         )
-    log.warning("binding %s: your notes are reachable from the network (token required)", settings.host)
+    if tls:
+        log.warning("binding %s over https: your notes are reachable from the network (token required)", settings.host)
+        return
+    banner = (
+        f"WARNING: binding {settings.host} WITHOUT TLS. Tokens, questions and the passages of your notes "
+        "cross the network in plain text: anyone on it can read them and reuse a token. Pass --tls-cert "
+        "and --tls-key (README: 'One server, several devices'), or put vask behind an https proxy such "
+        "as Tailscale serve and bind 127.0.0.1."
+    )
+    print(banner, file=sys.stderr, flush=True)
+    log.warning("binding %s without TLS: tokens and notes travel in plain text", settings.host)
 
 
 def listen(host: str, port: int) -> list[socket.socket]:
@@ -72,7 +84,8 @@ def listen(host: str, port: int) -> list[socket.socket]:
 
 
 async def serve(settings: Settings, *, watch: bool = True) -> None:
-    check_bind(settings)
+    ssl_context = server_ssl_context(settings)  # (a bad certificate stops the start here)
+    check_bind(settings, tls=ssl_context is not None)
     sockets = listen(settings.host, settings.port)
     try:
         app = create_app(settings, watch=watch)
@@ -84,9 +97,11 @@ async def serve(settings: Settings, *, watch: bool = True) -> None:
             sock.close()
         raise
     for sock in sockets:
-        await web.SockSite(runner, sock).start()
+        await web.SockSite(runner, sock, ssl_context=ssl_context).start()
     port = runner.addresses[0][1] if runner.addresses else settings.port
-    print(f"vask {settings.vault}: listening on http://{settings.host}:{port}", flush=True)
+    scheme = "https" if ssl_context else "http"
+    shown = f"[{settings.host}]" if ":" in settings.host else settings.host
+    print(f"vask {settings.vault}: listening on {scheme}://{shown}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -2,6 +2,7 @@
  * Chat state: the turns shown in the pane, and the conversation history that
  * follow-up questions carry to the server.
  */
+import { toScope, type AppliedScope, type PaneScope } from './scope';
 import { toTimeRange } from './time';
 import type { AskEvent, Citation, HistoryMessage, Source, TimeRange } from './types';
 
@@ -11,6 +12,8 @@ export interface UserTurn {
 	content: string;
 	/** Vault path of the note the question is about, if any. */
 	currentNote?: string;
+	/** The note or folder the pane's toggle limited this question to (sent as filters). */
+	paneScope?: PaneScope;
 }
 
 export type AssistantStatus = 'waiting' | 'streaming' | 'done' | 'stopped' | 'error';
@@ -27,11 +30,17 @@ export interface AssistantTurn {
 	notice?: string;
 	/** The dates searched because the question named a time; null when the whole vault was searched. */
 	timeRange: TimeRange | null;
+	/** What the question's `[[Note]]` / `#tag` / `path:` mentions limited the search to; null: none. */
+	scope: AppliedScope | null;
 	/** false: asked with `read_time: false` ("Search all dates"), the time words not read. */
 	readTime: boolean;
 	status: AssistantStatus;
 	/** Set when status is "error". */
 	error?: unknown;
+	/** The chat model asked for (the plugin's setting); unset: the server's default. */
+	model?: string;
+	/** Kept while it streamed and never finished (Obsidian closed mid-answer). */
+	interrupted?: boolean;
 }
 
 export type Turn = UserTurn | AssistantTurn;
@@ -46,8 +55,8 @@ export interface HistoryLimits {
 export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxPairs: 6, maxChars: 12_000 };
 
 /** An answer not yet received. */
-function freshAnswer(): Pick<AssistantTurn, 'content' | 'sources' | 'citations' | 'declined' | 'timeRange' | 'status'> {
-	return { content: '', sources: [], citations: [], declined: false, timeRange: null, status: 'waiting' };
+function freshAnswer(): Pick<AssistantTurn, 'content' | 'sources' | 'citations' | 'declined' | 'timeRange' | 'scope' | 'status'> {
+	return { content: '', sources: [], citations: [], declined: false, timeRange: null, scope: null, status: 'waiting' };
 }
 
 export class ChatSession {
@@ -104,10 +113,15 @@ export class ChatSession {
 	 * Adds a question and an (empty) answer turn. `history` is what to send
 	 * with it: the conversation before this question.
 	 */
-	ask(question: string, currentNote?: string): { user: UserTurn; assistant: AssistantTurn; history: HistoryMessage[] } {
+	ask(
+		question: string,
+		currentNote?: string,
+		paneScope?: PaneScope | null,
+	): { user: UserTurn; assistant: AssistantTurn; history: HistoryMessage[] } {
 		const history = this.history();
 		const user: UserTurn = { id: this.nextId++, role: 'user', content: question };
 		if (currentNote) user.currentNote = currentNote;
+		if (paneScope) user.paneScope = paneScope;
 		const assistant: AssistantTurn = { id: this.nextId++, role: 'assistant', ...freshAnswer(), readTime: true };
 		this.turns.push(user, assistant);
 		return { user, assistant, history };
@@ -124,6 +138,7 @@ export class ChatSession {
 		if (i < 1 || user?.role !== 'user') return null;
 		delete turn.notice;
 		delete turn.error;
+		delete turn.interrupted;
 		Object.assign(turn, freshAnswer(), { readTime: opts.readTime });
 		return { user, history: this.history(i - 1) };
 	}
@@ -136,6 +151,7 @@ export class ChatSession {
 				turn.sources = Array.isArray(ev.sources) ? ev.sources : [];
 				if (typeof ev.notice === 'string' && ev.notice) turn.notice = ev.notice;
 				if ('time_range' in ev) turn.timeRange = toTimeRange(ev.time_range);
+				if ('scope' in ev) turn.scope = toScope(ev.scope);
 				break;
 			case 'token':
 				turn.content += typeof ev.text === 'string' ? ev.text : '';
@@ -147,6 +163,7 @@ export class ChatSession {
 				if (Array.isArray(ev.sources) && ev.sources.length > 0) turn.sources = ev.sources;
 				turn.declined = ev.declined === true;
 				if ('time_range' in ev) turn.timeRange = toTimeRange(ev.time_range);
+				if ('scope' in ev) turn.scope = toScope(ev.scope);
 				turn.status = 'done';
 				break;
 			case 'error':
@@ -168,5 +185,11 @@ export class ChatSession {
 
 	clear(): void {
 		this.turns = [];
+	}
+
+	/** Replaces the conversation with kept turns (a chat reopened from the history). */
+	load(turns: Turn[]): void {
+		this.turns = turns;
+		this.nextId = turns.reduce((max, t) => Math.max(max, t.id), 0) + 1;
 	}
 }

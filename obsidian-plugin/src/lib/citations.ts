@@ -15,13 +15,20 @@ export interface LinkTarget {
 	anchor: string;
 }
 
-function targetOf(x: { title: string; path: string; heading?: string; anchor?: string; link?: string }): LinkTarget {
+function targetOf(x: {
+	title: string;
+	path: string;
+	heading?: string;
+	anchor?: string;
+	link?: string;
+	page?: number | null;
+}): LinkTarget {
 	return {
 		title: x.title ?? '',
 		path: x.path ?? '',
 		heading: x.heading ?? '',
 		anchor: x.anchor ?? '',
-		link: x.link || linkText(x.path ?? '', x.anchor),
+		link: x.link || linkText(x.path ?? '', x.anchor, x.page),
 	};
 }
 

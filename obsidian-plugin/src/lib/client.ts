@@ -1,10 +1,13 @@
 /**
- * HTTP client for the vask sidecar. Uses fetch (streaming bodies), so it works
- * in Obsidian's renderer, a browser and Node alike. No Obsidian imports.
+ * HTTP client for the vask server. Requests go through a Transport (transport.ts): streaming
+ * fetch where the platform allows it, Obsidian's buffered requestUrl where it does not; this
+ * file reads both the same way, so it works in Obsidian's renderer (desktop and mobile), a
+ * browser and Node alike. No Obsidian imports.
  */
 import { ErrorCode, VaskError, errorFromResponse, toVaskError } from './errors';
 import { NdjsonParseError, NdjsonParser } from './ndjson';
 import { SseParser } from './sse';
+import { fetchTransport, type FetchLike, type Transport, type TransportKind } from './transport';
 import type {
 	AskDoneEvent,
 	AskEvent,
@@ -18,16 +21,24 @@ import type {
 	StatusEvent,
 } from './types';
 
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+export type { FetchLike } from './transport';
 
 export interface ClientOptions {
 	baseUrl: string;
 	token: string;
-	/** Defaults to the global fetch (window.fetch in Obsidian). */
+	/** How requests are sent. Default: streaming fetch through `fetch` below. */
+	transport?: Transport;
+	/** Defaults to the global fetch (window.fetch in Obsidian); used when no transport is given. */
 	fetch?: FetchLike;
 	/** Time limit for plain JSON requests (not for streams). */
 	timeoutMs?: number;
+	/** With a buffered transport, how often the status is polled instead of the event stream. */
+	pollMs?: number;
 }
+
+/** Shown above an answer's sources when the transport cannot stream (the pane's notice line). */
+export const NOT_STREAMING_NOTICE =
+	'This device cannot stream from the server, so answers arrive whole, when they are finished.';
 
 export interface AskOptions {
 	signal?: AbortSignal;
@@ -44,6 +55,7 @@ export interface EventsHandlers {
 }
 
 export const DEFAULT_TIMEOUT_MS = 20_000;
+export const DEFAULT_POLL_MS = 10_000;
 
 /**
  * Most paths one /v1/reindex request may carry: the server answers 400 to a
@@ -58,7 +70,7 @@ export function joinUrl(baseUrl: string, path: string): string {
 		throw new VaskError(
 			ErrorCode.badSettings,
 			`The server URL "${baseUrl}" is not an http:// address.`,
-			'Set it to http://127.0.0.1:8765 (or where the vask server listens) in Settings → Vask.',
+			'Set it to http://127.0.0.1:8765, or the https:// address of the vask server, in Settings → Vask.',
 		);
 	}
 	return base + path;
@@ -101,17 +113,57 @@ function isAskEvent(v: unknown): v is AskEvent {
 	return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
 }
 
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve, reject) => {
+		if (signal?.aborted) return reject(new DOMException('aborted', 'AbortError'));
+		const timer = setTimeout(() => {
+			signal?.removeEventListener('abort', onAbort);
+			resolve();
+		}, ms);
+		const onAbort = (): void => {
+			clearTimeout(timer);
+			reject(new DOMException('aborted', 'AbortError'));
+		};
+		signal?.addEventListener('abort', onAbort, { once: true });
+	});
+}
+
+/** /v1/health and /v1/status as the status event /v1/events would have sent. */
+export function statusEventFrom(health: HealthInfo, status: IndexStatus): StatusEvent {
+	const count = (v: unknown): number => (Array.isArray(v) ? v.length : typeof v === 'number' ? v : 0);
+	const event: StatusEvent = {
+		state: status.state,
+		notes: status.notes,
+		chunks: status.chunks,
+		pending: status.pending,
+		done: status.done,
+		total: status.total,
+		failed: count(status.failed),
+		skipped: count(status.skipped),
+		ollama: { reachable: health.ollama?.reachable ?? true },
+	};
+	if (status.last_error?.message) event.message = status.last_error.message;
+	return event;
+}
+
 export class VaskClient {
 	readonly baseUrl: string;
 	private readonly token: string;
-	private readonly fetchImpl: FetchLike;
+	readonly transport: Transport;
 	private readonly timeoutMs: number;
+	private readonly pollMs: number;
 
 	constructor(opts: ClientOptions) {
 		this.baseUrl = opts.baseUrl;
 		this.token = opts.token.trim();
-		this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
+		this.transport = opts.transport ?? fetchTransport(opts.fetch);
 		this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+		this.pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
+	}
+
+	/** Whether answers stream here ('streaming') or arrive whole ('buffered'). */
+	kind(): Promise<TransportKind> {
+		return this.transport.kind();
 	}
 
 	private headers(extra: Record<string, string>, auth: boolean): Record<string, string> {
@@ -128,14 +180,14 @@ export class VaskClient {
 	): Promise<Response> {
 		const url = joinUrl(this.baseUrl, path);
 		const headers = this.headers({ Accept: opts.accept ?? 'application/json' }, opts.auth ?? true);
-		const init: RequestInit = { method, headers, signal: opts.signal };
+		let body: string | undefined;
 		if (opts.body !== undefined) {
 			headers['Content-Type'] = 'application/json';
-			init.body = JSON.stringify(opts.body);
+			body = JSON.stringify(opts.body);
 		}
 		let res: Response;
 		try {
-			res = await this.fetchImpl(url, init);
+			res = await this.transport.send({ method, url, headers, body, signal: opts.signal });
 		} catch (err) {
 			throw toVaskError(err);
 		}
@@ -210,6 +262,7 @@ export class VaskClient {
 	 */
 	async ask(req: AskRequest, opts: AskOptions = {}): Promise<AskDoneEvent> {
 		try {
+			const buffered = (await this.transport.kind()) === 'buffered';
 			const res = await this.send('POST', '/v1/ask', {
 				body: req,
 				signal: opts.signal,
@@ -224,6 +277,10 @@ export class VaskClient {
 					if (!isAskEvent(v) || state.done) continue;
 					if (v.type === 'error') {
 						throw new VaskError(v.code || ErrorCode.internal, v.message ?? '', v.hint ?? '', res.status);
+					}
+					if (buffered && v.type === 'sources') {
+						// The pane shows this notice line: the answer will not appear word by word.
+						v.notice = v.notice ? `${v.notice} ${NOT_STREAMING_NOTICE}` : NOT_STREAMING_NOTICE;
 					}
 					opts.onEvent?.(v);
 					if (v.type === 'done') state.done = v;
@@ -262,6 +319,7 @@ export class VaskClient {
 	 * stream; rejects with a VaskError on failure or abort.
 	 */
 	async events(h: EventsHandlers): Promise<void> {
+		if ((await this.transport.kind()) === 'buffered') return this.pollStatus(h);
 		try {
 			const res = await this.send('GET', '/v1/events', { signal: h.signal, accept: 'text/event-stream' });
 			if (!res.body) throw new VaskError(ErrorCode.badResponse, 'the event stream has no body');
@@ -289,6 +347,30 @@ export class VaskClient {
 				}
 			}
 			parser.end();
+		} catch (err) {
+			if (h.signal?.aborted) throw new VaskError(ErrorCode.aborted, 'Stopped.');
+			throw toVaskError(err);
+		}
+	}
+
+	/**
+	 * Where the event stream cannot run (a buffered transport never sees the end of an endless
+	 * body): /v1/health and /v1/status every `pollMs`, handed on as status events. Runs until
+	 * aborted; rejects with a VaskError on failure or abort, as events() does.
+	 */
+	private async pollStatus(h: EventsHandlers): Promise<void> {
+		let opened = false;
+		try {
+			for (;;) {
+				const [health, status] = await Promise.all([this.health({ signal: h.signal }), this.status(h.signal)]);
+				if (!opened) {
+					opened = true;
+					h.onOpen?.();
+				}
+				h.onActivity?.();
+				h.onStatus(statusEventFrom(health, status));
+				await sleep(this.pollMs, h.signal);
+			}
 		} catch (err) {
 			if (h.signal?.aborted) throw new VaskError(ErrorCode.aborted, 'Stopped.');
 			throw toVaskError(err);

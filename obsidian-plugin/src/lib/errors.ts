@@ -13,9 +13,21 @@ export const ErrorCode = {
 	ollamaUnavailable: 'ollama_unavailable',
 	modelMissing: 'model_missing',
 	notIndexed: 'not_indexed',
+	tooManyAttempts: 'too_many_attempts',
+	/** A `[[Note]]`, `#tag` or `path:Folder` in the question that names nothing in the index. */
+	scopeNotFound: 'scope_not_found',
 	internal: 'internal',
 	// client-side
 	unreachable: 'server_unreachable',
+	/** The server's certificate is not trusted by this device (self-signed, unknown CA). */
+	tlsUntrusted: 'tls_untrusted',
+	/** The certificate is for another name than the one in the server URL. */
+	tlsName: 'tls_name_mismatch',
+	tlsExpired: 'tls_expired',
+	/** An https:// URL, but the server speaks plain HTTP there. */
+	notHttps: 'not_https',
+	/** An http:// URL, but the connection closed without an answer: the server probably wants https. */
+	noAnswer: 'no_answer',
 	aborted: 'aborted',
 	timeout: 'timeout',
 	badResponse: 'bad_response',
@@ -31,10 +43,14 @@ export class VaskError extends Error {
 		readonly hint: string = '',
 		/** HTTP status, or 0 when there was no HTTP response. */
 		readonly status: number = 0,
+		/** `scope_not_found`: how to write the nearest names the index holds (`[[Note]]`, `#tag`, `path:"…"`). */
+		readonly closest: readonly string[] = [],
 	) {
 		super(message);
 	}
 }
+
+import { codeNames } from './scope';
 
 const CODE_BY_STATUS: Record<number, string> = {
 	400: ErrorCode.badRequest,
@@ -43,6 +59,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 	404: ErrorCode.notFound,
 	409: ErrorCode.notIndexed,
 	413: ErrorCode.payloadTooLarge,
+	429: ErrorCode.tooManyAttempts,
 	500: ErrorCode.internal,
 };
 
@@ -57,7 +74,8 @@ export function errorFromBody(body: unknown, status: number): VaskError | null {
 	const code = typeof e.code === 'string' && e.code ? e.code : CODE_BY_STATUS[status] ?? ErrorCode.internal;
 	const message = typeof e.message === 'string' ? e.message : '';
 	const hint = typeof e.hint === 'string' ? e.hint : '';
-	return new VaskError(code, message, hint, status);
+	const closest = Array.isArray(e.closest) ? e.closest.filter((c): c is string => typeof c === 'string' && c !== '') : [];
+	return new VaskError(code, message, hint, status, closest);
 }
 
 /** Reads a failed response's body and turns it into a VaskError. Never throws. */
@@ -93,11 +111,51 @@ export function isAbortError(err: unknown): boolean {
 export function toVaskError(err: unknown): VaskError {
 	if (err instanceof VaskError) return err;
 	if (isAbortError(err)) return new VaskError(ErrorCode.aborted, 'Stopped.');
+	const network = networkErrorCode(err);
+	if (network) return new VaskError(network, networkErrorText(err));
 	if (err instanceof TypeError) {
 		return new VaskError(ErrorCode.unreachable, err.message || 'Failed to fetch');
 	}
 	const message = err instanceof Error ? err.message : String(err);
 	return new VaskError(ErrorCode.internal, message);
+}
+
+/** The message and code of an error and of its causes (Node's fetch hides the reason in `cause`). */
+function networkErrorText(err: unknown): string {
+	const parts: string[] = [];
+	let e: unknown = err;
+	for (let depth = 0; depth < 4 && isRecord(e); depth++) {
+		if (typeof e.code === 'string') parts.push(e.code);
+		if (typeof e.message === 'string' && e.message) parts.push(e.message);
+		e = e.cause;
+	}
+	if (typeof err === 'string') parts.push(err);
+	return parts.join(': ');
+}
+
+/**
+ * A TLS or protocol failure, told apart from "nothing listens there" by the words each platform
+ * uses: Node (error codes), Chromium/Electron (net::ERR_*), iOS and Android web views.
+ */
+export function networkErrorCode(err: unknown): string | null {
+	const text = networkErrorText(err);
+	if (!text) return null;
+	if (/CERT_HAS_EXPIRED|ERR_CERT_DATE_INVALID|certificate has expired|expired certificate/i.test(text)) return ErrorCode.tlsExpired;
+	if (/ALTNAME|ERR_CERT_COMMON_NAME_INVALID|Hostname .* not verified|does not match|doesn't match/i.test(text)) return ErrorCode.tlsName;
+	if (
+		/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_CERT_AUTHORITY_INVALID|CERT_UNTRUSTED|certificate (is )?(not trusted|invalid|unknown)|Trust anchor|certificate for this server is invalid|unable to verify/i.test(
+			text,
+		)
+	) {
+		return ErrorCode.tlsUntrusted;
+	}
+	if (/WRONG_VERSION_NUMBER|wrong version number|ERR_SSL_PROTOCOL_ERROR|EPROTO|packet length too long|record layer/i.test(text)) {
+		return ErrorCode.notHttps;
+	}
+	if (/UND_ERR_SOCKET|other side closed|socket hang up|ERR_EMPTY_RESPONSE|ECONNRESET|HPE_INVALID|Parse Error|ERR_INVALID_HTTP_RESPONSE/i.test(text)) {
+		return ErrorCode.noAnswer;
+	}
+	return null;
 }
 
 /** What to tell the user. `message` and `hint` are Markdown. */
@@ -146,8 +204,49 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 		case ErrorCode.unauthorized:
 			return {
 				code: e.code,
-				message: 'The vask token is wrong or missing, so the server refused the request.',
-				hint: `In a terminal, from ${VASK_FOLDER}, run \`${tokenCommand(ctx.vaultPath)}\` to print the token, then paste it into Settings → Vask → Token.`,
+				message: 'The vask token is wrong, missing or revoked, so the server refused the request.',
+				hint:
+					`On the server's machine, from ${VASK_FOLDER}: \`${tokenCommand(ctx.vaultPath)}\` prints the token for Obsidian on that machine; ` +
+					'for another device (a phone, a second laptop) `uv run vask token add NAME` makes its own token. Paste it into Settings → Vask → Token. `uv run vask token list` shows which devices have one.',
+			};
+		case ErrorCode.tooManyAttempts:
+			return {
+				code: e.code,
+				message: serverMsg || 'Too many wrong tokens were sent from this address, so the server waits before it checks another.',
+				hint: serverHint || 'Wait a minute, check the token in Settings → Vask, and try again.',
+			};
+		case ErrorCode.tlsUntrusted:
+			return {
+				code: e.code,
+				message: `This device does not trust the server's certificate${where}, so it will not connect (that is what keeps others from posing as your server).`,
+				hint:
+					'Install the certificate authority that signed it on this device (mkcert or your own CA: iOS needs it installed and then trusted in Settings → General → About → Certificate Trust Settings), or use a publicly trusted certificate such as Tailscale serve gives. The README section "One server, several devices" has the steps.',
+			};
+		case ErrorCode.tlsName:
+			return {
+				code: e.code,
+				message: `The server's certificate is for another name than the one in the server URL${where}.`,
+				hint: 'Use the name (or IP address) the certificate was made for in the server URL, or make a certificate that includes this one.',
+			};
+		case ErrorCode.tlsExpired:
+			return {
+				code: e.code,
+				message: `The server's certificate has expired (or this device's clock is wrong)${where}.`,
+				hint: 'Make a new certificate on the server and restart `uv run vask serve` with it; check the date on this device.',
+			};
+		case ErrorCode.notHttps:
+			return {
+				code: e.code,
+				message: `The server does not speak HTTPS at this address${where}.`,
+				hint: 'Start `uv run vask serve` with --tls-cert and --tls-key, or, on the same machine only, use http://127.0.0.1:PORT.',
+			};
+		case ErrorCode.noAnswer:
+			return {
+				code: e.code,
+				message: `The server closed the connection without an answer${where}.`,
+				hint: ctx.serverUrl?.startsWith('http://')
+					? 'A vask server started with --tls-cert answers only HTTPS: change the server URL to https://.'
+					: 'Check that the server URL points at the vask server, and that it is running.',
 			};
 		case ErrorCode.ollamaUnavailable:
 			return {
@@ -171,13 +270,23 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 			return {
 				code: e.code,
 				message: serverMsg || 'The server refused a request from this address.',
-				hint: serverHint || 'Use http://127.0.0.1:PORT as the server URL in Settings → Vask.',
+				hint:
+					serverHint ||
+					'Use http://127.0.0.1:PORT as the server URL, or start the server with --allowed-hosts naming the address you use.',
 			};
 		case ErrorCode.payloadTooLarge:
 			return {
 				code: e.code,
 				message: serverMsg || 'The question or the conversation is too long for the server.',
 				hint: serverHint || 'Start a new chat, or ask a shorter question.',
+			};
+		case ErrorCode.scopeNotFound:
+			// The server's message names the mention and its hint the closest names; the chat pane
+			// also turns those names into buttons that ask again with them.
+			return {
+				code: e.code,
+				message: codeNames(serverMsg) || 'Your question names a note, tag or folder that is not in the index.',
+				hint: codeNames(serverHint) || 'Check the spelling, or ask without it to search every note.',
 			};
 		case ErrorCode.aborted:
 			return { code: e.code, message: 'Stopped.', hint: '' };

@@ -12,6 +12,10 @@ export interface VaskSettings {
 	chatModel: string;
 	/** Comma separated folders to leave out of answers. */
 	excludeFolders: string;
+	/** Where "Save as note" writes chats (vault folder; empty: the vault root). */
+	chatsFolder: string;
+	/** false: saved chats say `vask: exclude`, so vask does not index (and cite) them. */
+	indexSavedChats: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
@@ -21,6 +25,8 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	minSimilarity: null,
 	chatModel: '',
 	excludeFolders: '',
+	chatsFolder: 'Vask chats',
+	indexSavedChats: false,
 });
 
 /**
@@ -70,6 +76,8 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		minSimilarity,
 		chatModel: str(r.chatModel, '').trim(),
 		excludeFolders: str(r.excludeFolders, ''),
+		chatsFolder: str(r.chatsFolder, DEFAULT_SETTINGS.chatsFolder).trim(),
+		indexSavedChats: r.indexSavedChats === true,
 	};
 }
 
@@ -102,4 +110,42 @@ export function askParams(settings: VaskSettings): Pick<AskRequest, 'top_k' | 'm
 	if (filters) p.filters = filters;
 	if (settings.chatModel) p.chat_model = settings.chatModel;
 	return p;
+}
+
+/**
+ * What is kept on this device only (Obsidian's vault-scoped localStorage), never in data.json,
+ * which Obsidian Sync and other sync tools copy to every device: each device has its own token
+ * (so one can be revoked alone) and may reach the server by another address.
+ */
+export interface DeviceSettings {
+	serverUrl?: string;
+	token?: string;
+}
+
+export const DEVICE_KEYS = ['serverUrl', 'token'] as const;
+
+export function normalizeDevice(raw: unknown): DeviceSettings {
+	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+	const out: DeviceSettings = {};
+	if (typeof r.serverUrl === 'string' && r.serverUrl.trim()) out.serverUrl = r.serverUrl.trim();
+	if (typeof r.token === 'string' && r.token.trim()) out.token = r.token.trim();
+	return out;
+}
+
+/** The settings in effect: this device's own server URL and token over the synced ones. */
+export function withDevice(synced: VaskSettings, device: DeviceSettings): VaskSettings {
+	return { ...synced, ...normalizeDevice(device) };
+}
+
+/** Splits a change into what goes to this device's storage and what to data.json. */
+export function splitPatch(patch: Partial<VaskSettings>): { device: DeviceSettings; synced: Partial<VaskSettings> } {
+	const device: DeviceSettings = {};
+	const synced: Partial<VaskSettings> = { ...patch };
+	for (const key of DEVICE_KEYS) {
+		if (key in patch) {
+			device[key] = patch[key] ?? '';
+			delete synced[key];
+		}
+	}
+	return { device, synced };
 }

@@ -48,6 +48,17 @@ export interface IndexStatus {
 	model: string;
 	dimension: number;
 	last_sync: string | null;
+	/** Why the last sync failed (e.g. Ollama unreachable), or null. */
+	last_error?: { code: string; message: string; hint: string } | null;
+	/** Notes left out by an exclusion rule: counts by rule (as the user wrote it), never their paths. */
+	excluded?: Record<string, number>;
+}
+
+/** What a question was limited to, from its `[[Note]]`, `#tag` and `path:Folder` mentions; null: not limited. */
+export interface ScopeInfo {
+	notes: string[];
+	tags: string[];
+	folders: string[];
 }
 
 export interface SearchRequest {
@@ -71,6 +82,7 @@ export interface SearchHit {
 export interface SearchResponse {
 	hits: SearchHit[];
 	mode: 'hybrid' | 'keyword' | string;
+	scope?: ScopeInfo | null;
 }
 
 export interface HistoryMessage {
@@ -120,6 +132,8 @@ export interface Source {
 	date_end?: string | null;
 	/** What dates it: "daily-note", "frontmatter:<key>", "heading", … "file-time" (the file's mtime only). */
 	date_source?: string | null;
+	/** A PDF passage's page (1-based; `link` then ends in `#page=N`); null for notes and canvases. */
+	page?: number | null;
 }
 
 /** A note the answer cites as `[Title]`. */
@@ -130,6 +144,8 @@ export interface Citation {
 	anchor: string;
 	line: number;
 	link: string;
+	/** A PDF's page, as on its source. */
+	page?: number | null;
 }
 
 export interface AskSourcesEvent {
@@ -141,6 +157,8 @@ export interface AskSourcesEvent {
 	notice?: string;
 	/** The range searched, or null when the question names no time (or read_time was false). */
 	time_range?: TimeRange | null;
+	/** As on `done`, when the server says it early. */
+	scope?: ScopeInfo | null;
 }
 export interface AskTokenEvent {
 	type: 'token';
@@ -153,6 +171,8 @@ export interface AskDoneEvent {
 	sources: Source[];
 	declined: boolean;
 	time_range?: TimeRange | null;
+	/** What the mentions in the question limited the search to (older servers omit it). */
+	scope?: ScopeInfo | null;
 }
 export interface AskErrorEvent {
 	type: 'error';

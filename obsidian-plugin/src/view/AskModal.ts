@@ -1,5 +1,7 @@
 /** A prompt for a question; the answer appears in the chat pane. */
-import { App, Modal } from 'obsidian';
+import { App, Component, Modal } from 'obsidian';
+import { SuggestPopup } from './SuggestPopup';
+import { vaultNotes, vaultTags } from './vaultIndex';
 
 export interface AskModalOptions {
 	title: string;
@@ -9,6 +11,9 @@ export interface AskModalOptions {
 }
 
 export class AskModal extends Modal {
+	/** Owns the suggestion popup's listeners while the modal is open. */
+	private readonly component = new Component();
+
 	constructor(
 		app: App,
 		private readonly opts: AskModalOptions,
@@ -20,7 +25,9 @@ export class AskModal extends Modal {
 		this.titleEl.setText(this.opts.title);
 		this.contentEl.addClass('vask-ask-modal');
 		if (this.opts.context) this.contentEl.createDiv({ cls: 'vask-ask-context', text: this.opts.context });
-		const input = this.contentEl.createEl('textarea', {
+		this.component.load();
+		const field = this.contentEl.createDiv({ cls: 'vask-ask-field' });
+		const input = field.createEl('textarea', {
 			cls: 'vask-ask-input',
 			attr: { rows: 3, placeholder: 'Your question…  (Enter to ask, Shift+Enter for a new line)', 'aria-label': 'Question' },
 		});
@@ -33,7 +40,12 @@ export class AskModal extends Modal {
 			this.close();
 			this.opts.onSubmit(q);
 		};
+		// `[[` and `#` suggest notes and tags here as in the chat pane; registered first, so that Enter
+		// on a suggestion picks it and does not ask.
+		const suggest = new SuggestPopup(this.component, input, field, { notes: () => vaultNotes(this.app), tags: () => vaultTags(this.app) });
+		suggest.el.addClass('is-below');
 		input.addEventListener('keydown', (evt) => {
+			if (evt.defaultPrevented) return;
 			if (evt.key === 'Enter' && !evt.shiftKey && !evt.isComposing) {
 				evt.preventDefault();
 				submit();
@@ -45,6 +57,7 @@ export class AskModal extends Modal {
 	}
 
 	override onClose(): void {
+		this.component.unload();
 		this.contentEl.empty();
 	}
 }

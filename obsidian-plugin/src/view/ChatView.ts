@@ -1,15 +1,29 @@
 /** The chat pane: questions, streamed Markdown answers with clickable citations, sources. */
-import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type WorkspaceLeaf } from 'obsidian';
+import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from 'obsidian';
 import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
-import { describeError, isAbortError } from '../lib/errors';
-import { basenameNoExt, stripMd } from '../lib/paths';
+import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
+import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
+import { basenameNoExt, pageLabel, stripMd } from '../lib/paths';
+import {
+	fixQuestion,
+	isScopeMode,
+	paneScope,
+	parseScopeMisses,
+	scopeChips,
+	scopeRequestFilters,
+	type PaneScope,
+	type ScopeChip,
+	type ScopeMode,
+} from '../lib/scope';
 import { askParams } from '../lib/settings';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
 import { createInternalLink, wireInternalLinks } from './links';
+import { SuggestPopup } from './SuggestPopup';
+import { openNote, revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
 
 export const VIEW_TYPE_CHAT = 'vask-chat';
 
@@ -19,6 +33,8 @@ const RENDER_INTERVAL_MS = 60;
 
 interface AnswerUi {
 	rootEl: HTMLElement;
+	/** Chips: the notes, tags and folders the question was limited to. */
+	scopeEl: HTMLElement;
 	answerEl: HTMLElement;
 	statusEl: HTMLElement;
 	sourcesEl: HTMLElement;
@@ -35,7 +51,11 @@ interface AnswerUi {
 export interface AskOptions {
 	/** Vault path of the note the question is about. */
 	currentNote?: string;
+	/** Limit the question to this note or folder (the pane's toggle), sent as filters. */
+	paneScope?: PaneScope | null;
 }
+
+const SCOPE_LABELS: Record<ScopeMode, string> = { all: 'All notes', note: 'This note', folder: 'This folder' };
 
 export class ChatView extends ItemView {
 	hoverPopover: HoverPopover | null = null;
@@ -46,6 +66,13 @@ export class ChatView extends ItemView {
 	private emptyEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private sendEl!: HTMLButtonElement;
+	private suggest!: SuggestPopup;
+	/** The toggle "All notes / This note / This folder": kept while the pane is open (and in its saved state). */
+	private scopeMode: ScopeMode = 'all';
+	private scopeButtons = new Map<ScopeMode, HTMLButtonElement>();
+	private scopeTargetEl!: HTMLElement;
+	/** The kept chat shown, once it has a question (history). */
+	private chatId: string | null = null;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -88,11 +115,14 @@ export class ChatView extends ItemView {
 		wireInternalLinks(this, this.app, this.messagesEl, this, () => SOURCE_PATH);
 
 		const composer = root.createDiv({ cls: 'vask-composer' });
+		// The toggle's "Only [[note]]" link opens the note too.
+		wireInternalLinks(this, this.app, composer, this, () => SOURCE_PATH);
+		this.renderScopeToggle(composer);
 		this.inputEl = composer.createEl('textarea', {
 			cls: 'vask-input',
 			attr: {
 				rows: 3,
-				placeholder: 'Ask your vault…  (Enter to send, Shift+Enter for a new line)',
+				placeholder: 'Ask your vault…  [[note, #tag or path:Folder asks only there. Enter sends, Shift+Enter: new line',
 				'aria-label': 'Question',
 			},
 		});
@@ -100,8 +130,13 @@ export class ChatView extends ItemView {
 		const newChatEl = buttons.createEl('button', { cls: 'vask-new-chat', text: 'New chat' });
 		this.sendEl = buttons.createEl('button', { cls: ['vask-send', 'mod-cta'], text: 'Send' });
 
+		// Before the Enter handler below: Enter in an open popup picks a suggestion and stops there.
+		this.suggest = new SuggestPopup(this, this.inputEl, composer, {
+			notes: () => vaultNotes(this.app),
+			tags: () => vaultTags(this.app),
+		});
 		this.registerDomEvent(this.inputEl, 'keydown', (evt: KeyboardEvent) => {
-			if (evt.key !== 'Enter' || evt.shiftKey || evt.isComposing) return;
+			if (evt.defaultPrevented || evt.key !== 'Enter' || evt.shiftKey || evt.isComposing) return;
 			evt.preventDefault();
 			if (!this.busy) this.submit();
 		});
@@ -110,11 +145,141 @@ export class ChatView extends ItemView {
 			else this.submit();
 		});
 		this.registerDomEvent(newChatEl, 'click', () => this.newChat());
+		this.registerEvent(this.app.workspace.on('file-open', () => this.updateScopeTarget()));
+		this.registerEvent(this.app.workspace.on('active-leaf-change', () => this.updateScopeTarget()));
 		this.setBusy(false);
+		this.setScopeMode(this.scopeMode);
+		this.addHistoryActions();
+	}
+
+	override getState(): Record<string, unknown> {
+		return { ...super.getState(), scope: this.scopeMode };
+	}
+
+	override async setState(state: unknown, result: ViewStateResult): Promise<void> {
+		const mode = (state as { scope?: unknown } | null)?.scope;
+		if (isScopeMode(mode)) this.setScopeMode(mode);
+		await super.setState(state, result);
+	}
+
+	/** The toggle's choice. */
+	get scopeChoice(): ScopeMode {
+		return this.scopeMode;
+	}
+
+	setScopeMode(mode: ScopeMode): void {
+		// Saved with the workspace layout (getState), so the choice outlives a restart.
+		if (mode !== this.scopeMode) this.app.workspace.requestSaveLayout();
+		this.scopeMode = mode;
+		for (const [m, button] of this.scopeButtons) {
+			button.toggleClass('is-active', m === mode);
+			button.setAttr('aria-checked', m === mode ? 'true' : 'false');
+		}
+		this.updateScopeTarget();
+	}
+
+	private renderScopeToggle(composer: HTMLElement): void {
+		const bar = composer.createDiv({ cls: 'vask-scope-bar' });
+		const group = bar.createDiv({ cls: 'vask-scope-toggle', attr: { role: 'radiogroup', 'aria-label': 'Ask about' } });
+		for (const mode of ['all', 'note', 'folder'] as const) {
+			const button = group.createEl('button', {
+				cls: 'vask-scope-option',
+				text: SCOPE_LABELS[mode],
+				attr: { role: 'radio', 'data-mode': mode, 'aria-checked': 'false' },
+			});
+			this.scopeButtons.set(mode, button);
+			this.registerDomEvent(button, 'click', () => this.setScopeMode(mode));
+		}
+		this.scopeTargetEl = bar.createDiv({ cls: 'vask-scope-target', attr: { 'aria-live': 'polite' } });
+	}
+
+	/** Says what "This note" / "This folder" stands for now, or that no note is open. */
+	private updateScopeTarget(): void {
+		const el = this.scopeTargetEl;
+		if (!el) return;
+		el.empty();
+		el.removeClass('is-warn');
+		const mode = this.scopeMode;
+		if (mode === 'all') {
+			el.hide();
+			return;
+		}
+		el.show();
+		const active = this.app.workspace.getActiveFile()?.path ?? null;
+		const r = paneScope(mode, active);
+		if (!r.ok) {
+			el.addClass('is-warn');
+			el.setText('No note open');
+			el.setAttr('aria-label', r.reason);
+			return;
+		}
+		el.removeAttribute('aria-label');
+		if (!r.scope) {
+			el.setText('The note is at the vault’s root: all notes');
+		} else if (r.scope.kind === 'note') {
+			el.appendText('Only ');
+			createInternalLink(el, stripMd(r.scope.path), basenameNoExt(r.scope.path));
+		} else {
+			el.setText(`Only notes in ${r.scope.path}/`);
+		}
 	}
 
 	override async onClose(): Promise<void> {
 		this.stop();
+		void this.host.history.flush();
+	}
+
+	/* ---------- history hooks: the UI is in HistoryModal, the store in lib/historyStore ---------- */
+
+	/** Header buttons; and the chat that was open last time, shown again. */
+	private addHistoryActions(): void {
+		this.addAction('history', 'Chat history', () => this.host.openHistory());
+		const withChat = (run: (id: string) => Promise<void>) => () => {
+			if (this.chatId) void run(this.chatId);
+			else new Notice('Ask a question first: there is no chat to keep yet.');
+		};
+		this.addAction('copy', 'Copy chat as Markdown', withChat((id) => this.host.copyChat(id)));
+		this.addAction('file-down', 'Save chat as note', withChat((id) => this.host.saveChatAsNote(id)));
+		const current = this.host.history.currentId;
+		const record = current ? this.host.history.get(current) : null;
+		if (record) this.showChat(record);
+	}
+
+	/** The id of the kept chat in the pane; null while it has no question. */
+	get currentChatId(): string | null {
+		return this.chatId;
+	}
+
+	/** Keeps the chat as it is now (the store writes it within a moment). */
+	private persist(): void {
+		if (this.session.isEmpty) return;
+		this.chatId ??= newChatId();
+		this.host.history.put(chatRecord(this.chatId, this.session.all, new Date(), this.host.history.get(this.chatId)));
+	}
+
+	/** Shows a kept chat, to read and to continue: a follow-up carries its history. */
+	showChat(record: ChatRecord): void {
+		this.newChat();
+		this.chatId = record.id;
+		this.host.history.setCurrent(record.id);
+		this.session.load(liveTurns(record));
+		this.emptyEl.hide();
+		let user: UserTurn | null = null;
+		for (const turn of this.session.all) {
+			if (turn.role === 'user') {
+				this.renderUser(turn);
+				user = turn;
+				continue;
+			}
+			if (!user) continue; // (a kept chat always starts with a question)
+			const ui = this.createAnswerUi(turn);
+			this.renderScope(turn, ui, user.paneScope ?? null);
+			ui.scheduler.request();
+			this.renderSources(turn, ui);
+			this.updateState(turn, ui);
+			this.renderEnding(turn, ui, user);
+		}
+		this.scrollToBottom(true);
 	}
 
 	focusInput(): void {
@@ -124,8 +289,16 @@ export class ChatView extends ItemView {
 	private submit(): void {
 		const q = this.inputEl.value.trim();
 		if (!q) return;
+		// "This note" with no note open: say so and keep the question, never search the whole vault instead.
+		const scope = paneScope(this.scopeMode, this.app.workspace.getActiveFile()?.path ?? null);
+		if (!scope.ok) {
+			this.updateScopeTarget();
+			this.scopeTargetEl.setText(scope.reason);
+			return;
+		}
+		this.suggest.close();
 		this.inputEl.value = '';
-		void this.ask(q);
+		void this.ask(q, { paneScope: scope.scope });
 	}
 
 	/** Stops the answer being received, if any (the server stops when the request is aborted). */
@@ -136,6 +309,12 @@ export class ChatView extends ItemView {
 	/** Clears the conversation: the next question starts without history. */
 	newChat(): void {
 		this.stop();
+		const active = this.session.active;
+		if (active) {
+			this.session.stop(active); // kept as stopped, not as interrupted
+			this.persist();
+		}
+		// (Otherwise nothing changed since the last event was kept: switching chats leaves their dates alone.)
 		this.session.clear();
 		for (const ui of this.answers.values()) {
 			ui.scheduler.cancel();
@@ -143,6 +322,8 @@ export class ChatView extends ItemView {
 			if (ui.errorComponent) this.removeChild(ui.errorComponent);
 		}
 		this.answers.clear();
+		this.chatId = null;
+		this.host.history.setCurrent(null);
 		this.messagesEl.empty();
 		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
 		this.renderEmpty();
@@ -154,10 +335,13 @@ export class ChatView extends ItemView {
 		const q = question.trim();
 		if (!q) return;
 		if (this.busy) this.stop();
-		const { user, assistant, history } = this.session.ask(q, opts.currentNote);
+		const { user, assistant, history } = this.session.ask(q, opts.currentNote, opts.paneScope);
+		if (this.host.settings.chatModel) assistant.model = this.host.settings.chatModel;
+		this.persist();
 		this.emptyEl.hide();
 		this.renderUser(user);
 		const ui = this.createAnswerUi(assistant);
+		this.renderScope(assistant, ui, user.paneScope ?? null);
 		this.scrollToBottom(true);
 		await this.receive(user, assistant, ui, history);
 	}
@@ -180,6 +364,7 @@ export class ChatView extends ItemView {
 		ui.sourcesEl.hide();
 		ui.errorEl.hide();
 		this.updateState(turn, ui);
+		this.persist();
 		await this.receive(again.user, turn, ui, again.history);
 	}
 
@@ -197,6 +382,8 @@ export class ChatView extends ItemView {
 		if (history.length > 0) req.history = history;
 		if (user.currentNote) req.current_note = user.currentNote;
 		if (!assistant.readTime) req.read_time = false;
+		const scopeFilters = scopeRequestFilters(user.paneScope ?? null);
+		if (scopeFilters) req.filters = { ...req.filters, ...scopeFilters };
 
 		try {
 			await this.host.client.ask(req, {
@@ -204,7 +391,9 @@ export class ChatView extends ItemView {
 				onEvent: (ev) => {
 					if (!current()) return;
 					this.session.apply(assistant, ev);
+					this.persist(); // written within a moment: a crash keeps what arrived
 					this.updateState(assistant, ui);
+					if (ev.type === 'sources' || ev.type === 'done') this.renderScope(assistant, ui, user.paneScope ?? null);
 					if (ev.type === 'sources') {
 						const follow = this.isAtBottom();
 						this.renderSources(assistant, ui);
@@ -228,11 +417,14 @@ export class ChatView extends ItemView {
 			}
 		}
 		if (!current()) return;
+		this.persist();
+		void this.host.history.flush();
 		await ui.scheduler.flush();
 		const follow = this.isAtBottom();
 		this.renderSources(assistant, ui);
+		this.renderScope(assistant, ui, user.paneScope ?? null);
 		this.updateState(assistant, ui);
-		this.renderEnding(assistant, ui);
+		this.renderEnding(assistant, ui, user);
 		this.scrollToBottom(follow);
 	}
 
@@ -266,6 +458,7 @@ export class ChatView extends ItemView {
 		const rootEl = this.messagesEl.createDiv({ cls: ['vask-msg', 'vask-msg-assistant', 'is-waiting'] });
 		const ui: AnswerUi = {
 			rootEl,
+			scopeEl: rootEl.createDiv({ cls: 'vask-scope' }),
 			statusEl: rootEl.createDiv({ cls: 'vask-msg-status', text: 'Searching your notes…' }),
 			answerEl: rootEl.createDiv({ cls: ['vask-answer', 'markdown-rendered'] }),
 			errorEl: rootEl.createDiv({ cls: 'vask-error' }),
@@ -278,6 +471,7 @@ export class ChatView extends ItemView {
 		};
 		ui.errorEl.hide();
 		ui.sourcesEl.hide();
+		ui.scopeEl.hide();
 		this.answers.set(turn.id, ui);
 		return ui;
 	}
@@ -343,8 +537,11 @@ export class ChatView extends ItemView {
 			if (typeof s.score === 'number') {
 				meta.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
 			}
-			const label = headingLabel(s.heading ?? '', s.title ?? '');
+			// A PDF passage: its page ("p. 3", which the link opens) in place of the "Page 3" heading.
+			const page = pageLabel(s);
+			const label = page ? '' : headingLabel(s.heading ?? '', s.title ?? '');
 			const sub = li.createDiv({ cls: 'vask-source-sub' });
+			if (page) sub.createSpan({ cls: 'vask-source-page', text: page, attr: { 'aria-label': `Page ${s.page}` } });
 			if (label) sub.createSpan({ cls: 'vask-source-heading', text: label });
 			sub.createSpan({ cls: 'vask-source-path', text: s.path });
 		}
@@ -384,8 +581,44 @@ export class ChatView extends ItemView {
 		}
 	}
 
+	/** The chips above the answer: what the toggle and the question's mentions limited the search to. */
+	private renderScope(turn: AssistantTurn, ui: AnswerUi, pane: PaneScope | null): void {
+		const chips = scopeChips(turn.scope, pane);
+		const el = ui.scopeEl;
+		el.empty();
+		if (chips.length === 0) {
+			el.hide();
+			return;
+		}
+		el.show();
+		el.createSpan({ cls: 'vask-scope-label', text: 'Only in' });
+		for (const chip of chips) this.renderChip(el, chip);
+	}
+
+	private renderChip(parent: HTMLElement, chip: ScopeChip): void {
+		const what = chip.kind === 'note' ? 'Open the note' : chip.kind === 'tag' ? 'Search the notes tagged' : 'Show the folder';
+		const extra = chip.includes.length ? `, with ${chip.includes.map((t) => `#${t}`).join(', ')}` : '';
+		const el = parent.createEl('button', {
+			cls: ['vask-scope-chip', `is-${chip.kind}`],
+			attr: {
+				'data-kind': chip.kind,
+				'data-value': chip.value,
+				'aria-label': `${what} ${chip.kind === 'tag' ? chip.label : chip.value}${extra}${chip.fromPane ? ' (chosen in the pane)' : ''}`,
+			},
+		});
+		el.toggleClass('is-from-pane', chip.fromPane);
+		el.createSpan({ cls: 'vask-scope-chip-kind', text: chip.fromPane ? `this ${chip.kind}` : chip.kind });
+		el.createSpan({ cls: 'vask-scope-chip-text', text: chip.label });
+		if (chip.includes.length) el.createSpan({ cls: 'vask-scope-chip-more', text: `+${chip.includes.length}` });
+		el.addEventListener('click', (evt) => {
+			if (chip.kind === 'note') openNote(this.app, chip.value, evt);
+			else if (chip.kind === 'tag') searchTag(this.app, chip.value);
+			else revealFolder(this.app, chip.value);
+		});
+	}
+
 	/** After the stream: copy button, or the error / "stopped" note. */
-	private renderEnding(turn: AssistantTurn, ui: AnswerUi): void {
+	private renderEnding(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): void {
 		ui.actionsEl.empty();
 		ui.errorEl.empty();
 		if (turn.status === 'done' || (turn.status === 'stopped' && turn.content)) {
@@ -397,20 +630,49 @@ export class ChatView extends ItemView {
 			copy.addEventListener('click', () => void this.copy(turn));
 		}
 		if (turn.status === 'stopped') {
-			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: 'Stopped.' });
+			ui.actionsEl.createSpan({ cls: 'vask-stopped', text: turn.interrupted ? 'Interrupted: Obsidian closed before the answer was complete.' : 'Stopped.' });
 		}
 		if (turn.status === 'error') {
 			const plain = describeError(turn.error, this.host.errorContext());
 			ui.errorEl.show();
 			ui.errorEl.setAttr('data-code', plain.code);
-			const md = plain.hint ? `${plain.message}\n\n${plain.hint}` : plain.message;
+			const fixes = plain.code === ErrorCode.scopeNotFound ? this.renderScopeFixes(turn, ui, user) : false;
+			// With buttons for the closest names, the hint that lists them is not repeated.
+			const md = plain.hint && !fixes ? `${plain.message}\n\n${plain.hint}` : plain.message;
 			if (ui.errorComponent) this.removeChild(ui.errorComponent);
 			const component = this.addChild(new Component());
 			ui.errorComponent = component;
-			void MarkdownRenderer.render(this.app, md, ui.errorEl.createDiv({ cls: 'markdown-rendered' }), SOURCE_PATH, component);
+			const box = createDiv({ cls: 'markdown-rendered' });
+			ui.errorEl.prepend(box);
+			void MarkdownRenderer.render(this.app, md, box, SOURCE_PATH, component);
 		} else {
 			ui.errorEl.hide();
 		}
+	}
+
+	/**
+	 * `scope_not_found`: a button per closest name, asking the question again
+	 * with that name in place of the one that matched nothing. False when the
+	 * server named none.
+	 */
+	private renderScopeFixes(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): boolean {
+		const e = toVaskError(turn.error);
+		const misses = parseScopeMisses(e.message, e.hint, e.closest).filter((m) => m.closest.length > 0);
+		if (misses.length === 0) return false;
+		for (const miss of misses) {
+			const row = ui.errorEl.createDiv({ cls: 'vask-scope-fix' });
+			row.createSpan({ cls: 'vask-scope-fix-label', text: misses.length > 1 ? `Instead of ${miss.written}:` : 'Did you mean' });
+			for (const name of miss.closest) {
+				const fixed = fixQuestion(user.content, miss.written, name);
+				const button = row.createEl('button', {
+					cls: 'vask-scope-fix-option',
+					text: name,
+					attr: { 'aria-label': `Ask again: “${fixed}”`, 'data-question': fixed },
+				});
+				button.addEventListener('click', () => void this.ask(fixed, { paneScope: user.paneScope ?? null }));
+			}
+		}
+		return true;
 	}
 
 	private async copy(turn: AssistantTurn): Promise<void> {

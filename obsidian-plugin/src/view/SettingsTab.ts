@@ -1,13 +1,14 @@
-/** Settings: server URL, token, retrieval, chat model, folders to leave out, connection test. */
+/** Settings: server URL, token (both this device's own), retrieval, chat model, folders to leave out, connection test. */
 import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
-import { VaskClient } from '../lib/client';
-import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
+import { testConnection } from '../lib/connection';
+import { VASK_FOLDER, tokenCommand } from '../lib/errors';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
-import { describeHealth } from '../lib/health';
+import type { Transport } from '../lib/transport';
 import type { VaskHost } from './host';
 
 export interface SettingsHost extends VaskHost {
 	updateSettings(patch: Partial<VaskSettings>): Promise<void>;
+	makeTransports(): { streaming: Transport; buffered: Transport };
 }
 
 export class VaskSettingTab extends PluginSettingTab {
@@ -26,7 +27,10 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Server URL')
-			.setDesc(`Where the vask server listens. Default: ${DEFAULT_SETTINGS.serverUrl}`)
+			.setDesc(
+				`Where the vask server listens: ${DEFAULT_SETTINGS.serverUrl} on this machine, or its https:// address ` +
+					'from another device (a phone, a second laptop). Kept on this device only, not synced.',
+			)
 			.addText((t) =>
 				t
 					.setPlaceholder(DEFAULT_SETTINGS.serverUrl)
@@ -36,7 +40,11 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Token')
-			.setDesc(`Printed by \`${tokenCommand(this.host.errorContext().vaultPath)}\`, run in a terminal from ${VASK_FOLDER}.`)
+			.setDesc(
+				`This device's own token. On the server's machine, from ${VASK_FOLDER}: \`${tokenCommand(this.host.errorContext().vaultPath)}\` ` +
+					'prints the one for Obsidian there; `uv run vask token add NAME` makes one for another device (shown once), ' +
+					'and `uv run vask token revoke NAME` stops it. Kept on this device only, not synced.',
+			)
 			.addText((t) => {
 				t.inputEl.type = 'password';
 				t.setPlaceholder('token')
@@ -87,10 +95,27 @@ export class VaskSettingTab extends PluginSettingTab {
 					.onChange(async (v) => this.host.updateSettings({ excludeFolders: v })),
 			);
 
+		new Setting(containerEl)
+			.setName('Folder for saved chats')
+			.setDesc(`Where "Save chat as note" writes. Empty: the vault root. Default: ${DEFAULT_SETTINGS.chatsFolder}`)
+			.addText((t) =>
+				t
+					.setPlaceholder(DEFAULT_SETTINGS.chatsFolder)
+					.setValue(s.chatsFolder)
+					.onChange(async (v) => this.host.updateSettings({ chatsFolder: v })),
+			);
+
+		new Setting(containerEl)
+			.setName('Index saved chats')
+			.setDesc(
+				'Off: saved chats say `vask: exclude` in their frontmatter, so vask leaves them out and an answer never cites an earlier answer as a note. Applies to chats saved from now on.',
+			)
+			.addToggle((t) => t.setValue(s.indexSavedChats).onChange(async (v) => this.host.updateSettings({ indexSavedChats: v })));
+
 		const result = containerEl.createDiv({ cls: 'vask-test-result' });
 		new Setting(containerEl)
 			.setName('Test connection')
-			.setDesc('Asks the server for /v1/health with these settings.')
+			.setDesc('Reaches the server with these settings, and says in plain words what fails: the address, the certificate, the token.')
 			.addButton((b) =>
 				b.setButtonText('Test connection').onClick(async () => {
 					b.setDisabled(true);
@@ -109,20 +134,19 @@ export class VaskSettingTab extends PluginSettingTab {
 
 	private async testConnection(result: HTMLElement): Promise<void> {
 		const s = this.host.settings;
-		const client = new VaskClient({ baseUrl: s.serverUrl, token: s.token, timeoutMs: 8000 });
+		const { streaming, buffered } = this.host.makeTransports();
+		const report = await testConnection({
+			baseUrl: s.serverUrl,
+			token: s.token,
+			streaming,
+			buffered,
+			context: this.host.errorContext(),
+		});
 		result.empty();
 		result.removeClass('is-ok', 'is-bad');
-		try {
-			const health = await client.health();
-			const { ok, lines } = describeHealth(health);
-			result.addClass(ok ? 'is-ok' : 'is-bad');
-			for (const line of lines) result.createDiv({ text: line });
-		} catch (err) {
-			const plain = describeError(err, this.host.errorContext());
-			result.addClass('is-bad');
-			result.createDiv({ text: plain.message });
-			if (plain.hint) result.createDiv({ cls: 'vask-test-hint', text: plain.hint });
-		}
+		result.addClass(report.ok ? 'is-ok' : 'is-bad');
+		for (const line of report.lines) result.createDiv({ text: line });
+		if (report.error?.hint) result.createDiv({ cls: 'vask-test-hint', text: report.error.hint });
 	}
 }
 

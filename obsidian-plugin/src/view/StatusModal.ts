@@ -1,6 +1,7 @@
 /** Details behind the status bar: server, Ollama, models, index, and files that failed. */
 import { App, Component, MarkdownRenderer, Modal } from 'obsidian';
 import { describeError } from '../lib/errors';
+import { notesCount, toExclusions } from '../lib/exclusions';
 import type { FileProblem, HealthInfo, IndexStatus } from '../lib/types';
 import type { VaskHost } from './host';
 
@@ -83,10 +84,26 @@ export class StatusModal extends Modal {
 		if (s.in_progress?.length) this.row(table, 'Now', s.in_progress.join(', '));
 		this.row(table, 'Embedding', `${s.model} (${s.dimension} dimensions)`);
 		this.row(table, 'Last sync', s.last_sync ? new Date(s.last_sync).toLocaleString() : 'never');
+		const excluded = toExclusions(s.excluded);
+		this.row(table, 'Excluded', excluded.total === 0 ? 'none' : `${notesCount(excluded.total)}, never indexed`);
 
 		this.problems(el, 'Failed files', s.failed ?? [], 'vask-failed');
 		this.problems(el, 'Skipped files', s.skipped ?? [], 'vask-skipped');
+		this.exclusions(el, s);
 		this.buttons(el);
+	}
+
+	/** How many notes each exclusion rule keeps out. Counts only: the server never sends their paths. */
+	private exclusions(el: HTMLElement, s: IndexStatus): void {
+		const ex = toExclusions(s.excluded);
+		if (ex.total === 0) return;
+		el.createEl('h4', { text: `Excluded notes (${ex.total})` });
+		const ul = el.createEl('ul', { cls: ['vask-problems', 'vask-exclusions'] });
+		for (const r of ex.rules) {
+			const li = ul.createEl('li');
+			li.createSpan({ cls: 'vask-exclusion-rule', text: r.rule });
+			li.createSpan({ cls: 'vask-exclusion-count', text: notesCount(r.count) });
+		}
 	}
 
 	private problems(el: HTMLElement, title: string, list: FileProblem[], cls: string): void {

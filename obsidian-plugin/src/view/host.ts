@@ -1,6 +1,7 @@
 /** What the views need from the plugin (kept as an interface to avoid import cycles). */
 import type { VaskClient } from '../lib/client';
 import type { ErrorContext } from '../lib/errors';
+import type { HistoryStore } from '../lib/historyStore';
 import type { VaskSettings } from '../lib/settings';
 import type { Connection } from '../lib/statusText';
 
@@ -14,4 +15,10 @@ export interface VaskHost {
 	track(ctrl: AbortController): () => void;
 	reindexVault(): Promise<void>;
 	openStatusModal(): void;
+	/** The kept chats. */
+	readonly history: HistoryStore;
+	openHistory(): void;
+	/** Writes the chat (by id) to its note in the vault and opens it. */
+	saveChatAsNote(id: string): Promise<void>;
+	copyChat(id: string): Promise<void>;
 }

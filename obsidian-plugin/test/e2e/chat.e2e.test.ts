@@ -11,11 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssistantTurn, Turn } from '../../src/lib/chat';
 import { sourceDateText } from '../../src/lib/time';
 import {
+	EXCLUDED_NOTES,
+	EXCLUDE_GLOB,
 	buildPage,
 	freePort,
+	readVaultNotes,
 	repoRoot,
 	startPageServer,
 	startVask,
+	type NoteInfo,
 	type PageServer,
 	type VaskServer,
 } from './support';
@@ -35,9 +39,12 @@ const QUESTION = 'What is the pain rule during a run?';
 const TIME_QUESTION = 'What did I write about running in February?';
 /** Where the answer to QUESTION is: the note and the heading the sentence is under. */
 const EXPECTED_PATH = '02 Areas/Health/Knee pain - physio notes.md';
+const SAMPLE_PDF = 'attachments/Wirral Sea Swimmers handbook 2026.pdf';
 const EXPECTED_LINK = '02 Areas/Health/Knee pain - physio notes#The plan she gave me';
 
 let vask: VaskServer;
+/** The test vault's notes, for the stand-in metadata cache. */
+let vaultNotes: NoteInfo[] = [];
 let pageServer: PageServer;
 let deadServer: PageServer;
 let browser: Browser;
@@ -72,6 +79,7 @@ async function openPage(opts: OpenOptions = {}): Promise<Page> {
 		(window as unknown as { __harnessConfig: unknown }).__harnessConfig = cfg;
 	}, {
 		vaultPath: vask.vault,
+		notes: vaultNotes,
 		activeFile: opts.activeFile,
 		settings: { serverUrl: server.url, token: vask.token, ...opts.settings },
 	});
@@ -115,6 +123,7 @@ async function fakeStats(): Promise<{ chat_calls: number; chat_streams_cancelled
 
 interface AskBody {
 	question: string;
+	filters?: Record<string, string[]>;
 	history?: { role: string; content: string }[];
 	now?: string;
 	read_time?: boolean;
@@ -130,6 +139,7 @@ beforeAll(async () => {
 	}
 	trackedMtime = existsSync(TRACKED_SCREENSHOT) ? statSync(TRACKED_SCREENSHOT).mtimeMs : null;
 	vask = await startVask();
+	vaultNotes = readVaultNotes(vask.vault);
 	const root = await buildPage();
 	pageRoot = root;
 	pageServer = await startPageServer(root, vask.url);
@@ -260,6 +270,33 @@ describe('vask chat view in Chromium against the real server', () => {
 			newLeaf: 'tab',
 		});
 		await fakeControl({ token_delay: 0 });
+	});
+
+	it('a source on a PDF page shows the page, and opens the PDF there', async () => {
+		const page = await openPage();
+		await ask(page, 'What are the umbles?');
+		const answer = lastAnswer(page);
+		await answer.locator('.vask-source').first().waitFor({ timeout: 60_000 });
+		await page.locator('.vask-msg-assistant.is-done').first().waitFor({ timeout: 60_000 });
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		const pdf = turn.sources.find((s) => s.path === SAMPLE_PDF);
+		expect(pdf, JSON.stringify(turn.sources.map((s) => s.path))).toBeDefined();
+		expect(pdf!).toMatchObject({ page: 3, link: `${SAMPLE_PDF}#page=3` });
+		const index = turn.sources.indexOf(pdf!);
+		const item = answer.locator('.vask-source').nth(index);
+		expect(await item.locator('.vask-source-page').textContent()).toBe('p. 3');
+		// the "Page 3" heading is not shown beside it again
+		expect(await item.locator('.vask-source-heading').count()).toBe(0);
+		const opened = await page.evaluate(() => window.__opened.length);
+		await item.locator('a.internal-link').click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(opened + 1);
+		expect(await page.evaluate(() => window.__opened[window.__opened.length - 1])).toEqual({
+			linktext: `${SAMPLE_PDF}#page=3`,
+			sourcePath: '',
+			newLeaf: false,
+		});
+		// notes keep their heading and no page
+		for (const s of turn.sources.filter((x) => x.path.endsWith('.md'))) expect(s.page ?? null).toBeNull();
 	});
 
 	it('follow-up questions carry the conversation; New chat clears it', async () => {
@@ -445,7 +482,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
 		await error.waitFor({ timeout: 20_000 });
 		const text = await error.innerText();
-		expect(text).toContain('token is wrong or missing');
+		expect(text).toContain('token is wrong, missing or revoked');
 		expect(text).toContain(`uv run vask token --vault "${vask.vault}"`);
 		expect(await error.getAttribute('data-code')).toBe('unauthorized');
 	});
@@ -545,10 +582,28 @@ describe('vask chat view in Chromium against the real server', () => {
 		const status = (await (await fetch(`${vask.url}/v1/status`, { headers: { Authorization: `Bearer ${vask.token}` } })).json()) as {
 			notes: number;
 			chunks: number;
+			excluded: Record<string, number>;
 		};
 		const text = await table.innerText();
 		expect(text).toContain(`${status.notes} notes, ${status.chunks} chunks`);
 		expect(text).toContain('reachable');
+
+		// Exclusions: how many notes each rule keeps out, never which notes.
+		expect(status.excluded).toEqual({ [`VASK_EXCLUDE ${EXCLUDE_GLOB}`]: 1, 'frontmatter vask: exclude': 1 });
+		expect(text).toContain('Excluded\t2 notes, never indexed');
+		const rules = await page
+			.locator('.modal .vask-exclusions li')
+			.evaluateAll((lis) => lis.map((li) => [li.querySelector('.vask-exclusion-rule')!.textContent, li.querySelector('.vask-exclusion-count')!.textContent]));
+		expect(rules).toEqual([
+			['frontmatter vask: exclude', '1 note'],
+			[`VASK_EXCLUDE ${EXCLUDE_GLOB}`, '1 note'],
+		]);
+		const modal = await page.locator('.modal').innerText();
+		for (const [path, body] of Object.entries(EXCLUDED_NOTES)) {
+			for (const secret of [path, path.replace(/^.*\//, '').replace(/\.md$/, ''), /PRIVATE-[A-Z]+-MARKER/.exec(body)![0]]) {
+				expect(modal).not.toContain(secret);
+			}
+		}
 	});
 
 	it('vault changes to notes are sent to /v1/reindex, batched after ~1 s', async () => {
@@ -613,5 +668,281 @@ describe('vask chat view in Chromium against the real server', () => {
 			.toBe(2);
 		await page.waitForTimeout(300);
 		expect(await failures()).toHaveLength(1);
+	});
+});
+
+/** The chips above an answer: [kind as shown, text]. */
+function chipTexts(page: Page): Promise<[string, string][]> {
+	return lastAnswer(page)
+		.locator('.vask-scope-chip')
+		.evaluateAll((els) =>
+			els.map((e) => [e.querySelector('.vask-scope-chip-kind')!.textContent ?? '', e.querySelector('.vask-scope-chip-text')!.textContent ?? ''] as [string, string]),
+		);
+}
+
+/** Suggestions shown under the chat box: their titles, in order. */
+function suggestionTitles(page: Page): Promise<string[]> {
+	return page.locator('.vask-suggest .suggestion-item .suggestion-title').allInnerTexts();
+}
+
+describe('scope: suggestions, chips, the pane toggle, names that match nothing', () => {
+	const KNEE = '02 Areas/Health/Knee pain - physio notes.md';
+
+	it('typing [[ suggests notes and # suggests tags; arrows move, Enter and Tab pick without sending, Escape closes', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		const input = page.locator('.vask-input');
+		await input.click();
+		await input.pressSequentially('What did the physio say in [[knee p');
+		const popup = page.locator('.vask-suggest');
+		await popup.waitFor({ state: 'visible', timeout: 5000 });
+		const titles = await suggestionTitles(page);
+		expect(titles[0]).toBe('Knee pain - physio notes');
+		// The matched letters are highlighted, as in Obsidian's link suggester.
+		expect(await popup.locator('.suggestion-item').first().locator('.suggestion-highlight').allInnerTexts()).toEqual(['Knee p']);
+		expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[0]);
+		if (titles.length > 1) {
+			await input.press('ArrowDown');
+			expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[1]);
+			await input.press('ArrowUp');
+		}
+		expect(await popup.locator('.suggestion-item.is-selected .suggestion-title').innerText()).toBe(titles[0]);
+		await input.press('Enter');
+		expect(await input.inputValue()).toBe('What did the physio say in [[Knee pain - physio notes]] ');
+		expect(await popup.isVisible()).toBe(false);
+
+		// An alias finds its note, and is kept as the link's display text.
+		await input.pressSequentially('or [[liverpool');
+		await popup.waitFor({ state: 'visible' });
+		const first = popup.locator('.suggestion-item').first();
+		expect(await first.locator('.suggestion-title').innerText()).toBe('Liverpool Half');
+		expect(await first.locator('.suggestion-note').innerText()).toBe('01 Projects/Half marathon sub-1h45');
+		await first.click();
+		expect(await input.inputValue()).toBe('What did the physio say in [[Knee pain - physio notes]] or [[Half marathon sub-1h45|Liverpool Half]] ');
+
+		// Tags: nested ones are offered, with how many notes use each; Tab picks too.
+		await input.pressSequentially('about #heal');
+		await popup.waitFor({ state: 'visible' });
+		const tags = await suggestionTitles(page);
+		expect(tags.slice(0, 3)).toEqual(['#health', '#health/knee', '#health/sleep']);
+		const counts = Object.fromEntries(
+			await popup.locator('.suggestion-item').evaluateAll((items) =>
+				items.map((i) => [i.querySelector('.suggestion-title')!.textContent, Number(i.querySelector('.suggestion-flair')!.textContent)]),
+			),
+		);
+		// Uses of the tag and of its nested tags (a parent counts its children's, as in Obsidian's tag pane).
+		const tagged = (tag: string) => vaultNotes.flatMap((n) => n.tags).filter((t) => t === tag || t.startsWith(tag + '/')).length;
+		expect(counts['#health']).toBe(tagged('health'));
+		expect(counts['#health/sleep']).toBe(tagged('health/sleep'));
+		await input.press('ArrowDown');
+		await input.press('Tab');
+		expect(await input.inputValue()).toMatch(/ about #health\/knee $/);
+
+		// Escape closes the popup; the next Enter sends the question with the mentions as written.
+		await input.pressSequentially('#sle');
+		await popup.waitFor({ state: 'visible' });
+		await input.press('Escape');
+		expect(await popup.isVisible()).toBe(false);
+		expect(askBodies(pageServer).length, 'no question sent while picking').toBe(before);
+		await input.press('Enter');
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 1);
+		expect(askBodies(pageServer)[before]!.question).toBe(
+			'What did the physio say in [[Knee pain - physio notes]] or [[Half marathon sub-1h45|Liverpool Half]] about #health/knee #sle',
+		);
+		await page.locator('.vask-msg-assistant.is-done, .vask-msg-assistant.is-error').waitFor({ timeout: 60_000 });
+	});
+
+	it('the Ask vault modal suggests too: Enter picks, the next Enter asks; the answer is scoped to the note', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		await page.evaluate(() => {
+			const plugin = window.__vask!.plugin as unknown as { commands: { id: string; callback?: () => unknown }[] };
+			plugin.commands.find((c) => c.id === 'ask-vault')!.callback!();
+		});
+		const input = page.locator('.modal .vask-ask-input');
+		await input.waitFor();
+		await input.pressSequentially('How often do I feed it in [[sourdough');
+		const popup = page.locator('.modal .vask-suggest');
+		await popup.waitFor({ state: 'visible' });
+		expect((await suggestionTitles(page))[0]).toBe('Sourdough starter log');
+		await input.press('Enter');
+		expect(await page.locator('.modal').count(), 'Enter picked, the modal is still open').toBe(1);
+		expect(await input.inputValue()).toBe('How often do I feed it in [[Sourdough starter log]] ');
+		await input.press('Enter');
+		expect(await page.locator('.modal').count()).toBe(0);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies(pageServer)[before]!.question).toBe('How often do I feed it in [[Sourdough starter log]]');
+		expect(await chipTexts(page)).toEqual([['note', 'Sourdough starter log']]);
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === '02 Areas/Cooking/Sourdough starter log.md')).toBe(true);
+	});
+
+	it('"This note" sends filters.paths and every source is from that note; "This folder" sends filters.folders; chips say so; the choice stays', async () => {
+		const page = await openPage({ activeFile: KNEE });
+		const before = askBodies(pageServer).length;
+		const toggle = page.locator('.vask-scope-toggle');
+		expect(await toggle.locator('.vask-scope-option').allInnerTexts()).toEqual(['All notes', 'This note', 'This folder']);
+		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('All notes');
+
+		await toggle.locator('[data-mode="note"]').click();
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('Only Knee pain - physio notes');
+		// which opens the note
+		await page.locator('.vask-scope-target a.internal-link').click();
+		await expect.poll(() => page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
+		await ask(page, 'What should I do about the shoes?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const noteBody = askBodies(pageServer)[before]!;
+		expect(noteBody.filters).toEqual({ paths: [KNEE] });
+		let turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === KNEE), JSON.stringify(turn.sources.map((s) => s.path))).toBe(true);
+		const chip = lastAnswer(page).locator('.vask-scope-chip');
+		expect(await chipTexts(page)).toEqual([['this note', 'Knee pain - physio notes']]);
+		// above the answer
+		const chipsFirst = await lastAnswer(page).evaluate(
+			(el) => (el.querySelector('.vask-scope')!.compareDocumentPosition(el.querySelector('.vask-answer')!) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+		);
+		expect(chipsFirst).toBe(true);
+		await chip.click();
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(2);
+		expect(await page.evaluate(() => window.__opened[1]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
+
+		// Still "This note" for the next question; then "This folder".
+		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('This note');
+		await toggle.locator('[data-mode="folder"]').click();
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('Only notes in 02 Areas/Health/');
+		await ask(page, 'How did I sleep?');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(2);
+		expect(askBodies(pageServer)[before + 1]!.filters).toEqual({ folders: ['02 Areas/Health'] });
+		turn = (await conversation(page))[3] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path.startsWith('02 Areas/Health/')), JSON.stringify(turn.sources.map((s) => s.path))).toBe(true);
+		expect(await chipTexts(page)).toEqual([['this folder', '02 Areas/Health']]);
+		await lastAnswer(page).locator('.vask-scope-chip').click();
+		await expect.poll(() => page.evaluate(() => window.__core)).toEqual([{ plugin: 'file-explorer', arg: '02 Areas/Health' }]);
+		// Remembered with the pane's state (the workspace saves it: asked once per change).
+		expect(await page.evaluate(() => (window.__vask!.app.workspace as unknown as { layoutSaves: number }).layoutSaves)).toBe(2);
+		expect(
+			await page.evaluate(() => (window.__vask!.app.workspace.getLeavesOfType('vask-chat')[0]!.view as unknown as { getState(): unknown }).getState()),
+		).toMatchObject({ scope: 'folder' });
+
+		// No note open: "This folder" has nothing to stand for; the question is kept, nothing is sent.
+		await page.evaluate(() => {
+			const ws = window.__vask!.app.workspace;
+			ws.activeFile = null;
+			ws.trigger('file-open', null);
+		});
+		expect(await page.locator('.vask-scope-target').innerText()).toBe('No note open');
+		await ask(page, 'Anything about knees?');
+		expect(await page.locator('.vask-scope-target').innerText()).toContain('No note is open, so there is no folder to ask about.');
+		expect(await page.locator('.vask-input').inputValue()).toBe('Anything about knees?');
+		expect(askBodies(pageServer).length).toBe(before + 2);
+		// "All notes" sends no filter.
+		await toggle.locator('[data-mode="all"]').click();
+		await page.locator('.vask-input').press('Enter');
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 3);
+		expect(askBodies(pageServer)[before + 2]).not.toHaveProperty('filters');
+		await expect.poll(() => page.locator('.vask-msg-assistant.is-done').count(), { timeout: 60_000 }).toBe(3);
+		expect(await lastAnswer(page).locator('.vask-scope-chip').count()).toBe(0);
+	});
+
+	it("a scoped question's answer shows what the server applied as chips: notes open, tags search, folders show", async () => {
+		const page = await openPage();
+		const tagged = (tag: string) => new Set(vaultNotes.filter((n) => n.tags.some((t) => t === tag || t.startsWith(tag + '/'))).map((n) => n.path));
+		const cases = [
+			{ question: 'in [[Knee pain - physio notes]], what should I do about the shoes?', kind: 'note', within: (p: string) => p === KNEE },
+			{ question: 'about #health, how did I sleep?', kind: 'tag', within: (p: string) => tagged('health').has(p) },
+			{ question: 'in path:"02 Areas/Health" what helps the knee?', kind: 'folder', within: (p: string) => p.startsWith('02 Areas/Health/') },
+		] as const;
+		for (const [i, c] of cases.entries()) {
+			// A new chat each time: a follow-up would keep the previous question's scope.
+			if (i > 0) await page.locator('.vask-new-chat').click();
+			await ask(page, c.question);
+			await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+			const turn = (await conversation(page))[1] as AssistantTurn;
+			expect(turn.scope, c.question).not.toBeNull();
+			expect(turn.sources.length, c.question).toBeGreaterThan(0);
+			expect(turn.sources.every((s) => c.within(s.path)), `${c.question}: ${JSON.stringify(turn.sources.map((s) => s.path))}`).toBe(true);
+			const chips = lastAnswer(page).locator('.vask-scope-chip');
+			const shown = await chips.evaluateAll((els) =>
+				els.map((e) => [e.getAttribute('data-kind'), e.getAttribute('data-value'), e.querySelector('.vask-scope-chip-more')?.textContent ?? null]),
+			);
+			const scope = turn.scope!;
+			if (c.kind === 'note') {
+				expect(scope).toEqual({ notes: [KNEE], tags: [], folders: [] });
+				expect(shown).toEqual([['note', KNEE, null]]);
+				expect(await chipTexts(page)).toEqual([['note', 'Knee pain - physio notes']]);
+				// above the answer
+				const chipsFirst = await lastAnswer(page).evaluate(
+					(el) => (el.querySelector('.vask-scope')!.compareDocumentPosition(el.querySelector('.vask-answer')!) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+				);
+				expect(chipsFirst).toBe(true);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual(['02 Areas/Health/Knee pain - physio notes']);
+			} else if (c.kind === 'tag') {
+				// Nested tags are included by the server and shown inside the parent's chip.
+				expect(scope.tags[0]).toBe('health');
+				expect(scope.tags).toEqual(expect.arrayContaining(['health/knee', 'health/sleep']));
+				expect(shown).toEqual([['tag', 'health', `+${scope.tags.length - 1}`]]);
+				expect(await chips.first().getAttribute('aria-label')).toBe(
+					`Search the notes tagged #health, with ${scope.tags.slice(1).map((t) => `#${t}`).join(', ')}`,
+				);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__core)).toEqual([{ plugin: 'global-search', arg: 'tag:#health' }]);
+			} else {
+				expect(scope).toEqual({ notes: [], tags: [], folders: ['02 Areas/Health'] });
+				expect(shown).toEqual([['folder', '02 Areas/Health', null]]);
+				await chips.first().click();
+				await expect.poll(() => page.evaluate(() => window.__core.length)).toBe(2);
+				expect(await page.evaluate(() => window.__core[1])).toEqual({ plugin: 'file-explorer', arg: '02 Areas/Health' });
+			}
+		}
+	});
+
+	it('a mention that matches nothing: says so in plain words, and the closest names ask again with them', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		const wrong = 'in [[Knee pain physio]], what did the physio say about shoes?';
+		await ask(page, wrong);
+		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
+		await error.waitFor({ timeout: 20_000 });
+		expect(await error.getAttribute('data-code')).toBe('scope_not_found');
+		expect(pageServer.requests.filter((r) => r.path === '/v1/ask').pop()!.status).toBe(400);
+		// What the server said, asked directly.
+		const res = await fetch(`${vask.url}/v1/ask`, {
+			method: 'POST',
+			headers: { Authorization: `Bearer ${vask.token}`, 'Content-Type': 'application/json' },
+			body: JSON.stringify({ question: wrong }),
+		});
+		expect(res.status).toBe(400);
+		const server = ((await res.json()) as { error: { message: string; closest: string[] } }).error;
+		expect(server.message).toBe('No note [[Knee pain physio]] in the index.');
+		expect(server.closest[0]).toBe('[[Knee pain - physio notes]]');
+
+		const text = await error.innerText();
+		expect(text).toContain('No note [[Knee pain physio]] in the index.');
+		// The wrong name is shown as written, not as a link to a note that does not exist.
+		expect(await error.locator('a.internal-link').count()).toBe(0);
+		expect(await error.locator('code').first().innerText()).toBe('[[Knee pain physio]]');
+		const options = error.locator('.vask-scope-fix-option');
+		expect(await options.allInnerTexts()).toEqual(server.closest);
+		expect(await options.first().getAttribute('aria-label')).toBe(
+			'Ask again: “in [[Knee pain - physio notes]], what did the physio say about shoes?”',
+		);
+
+		await options.first().click();
+		await expect.poll(() => askBodies(pageServer).length, { timeout: 10_000 }).toBe(before + 2);
+		expect(askBodies(pageServer)[before + 1]!.question).toBe('in [[Knee pain - physio notes]], what did the physio say about shoes?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(await page.locator('.vask-msg-user .vask-msg-text').allInnerTexts()).toEqual([
+			wrong,
+			'in [[Knee pain - physio notes]], what did the physio say about shoes?',
+		]);
+		// The fixed question is scoped: a chip, and every source from that note.
+		expect(await chipTexts(page)).toEqual([['note', 'Knee pain - physio notes']]);
+		const turn = (await conversation(page))[3] as AssistantTurn;
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path === KNEE)).toBe(true);
 	});
 });

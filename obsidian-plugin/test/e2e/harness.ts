@@ -6,11 +6,15 @@
  */
 import type { App as ObsidianApp, PluginManifest } from 'obsidian';
 import VaskPlugin from '../../src/main';
-import { App, TFile, TFolder } from './obsidian-stub';
+import { App, TFile, TFolder, type NoteInfo, type VaultListing } from './obsidian-stub';
 
 interface HarnessConfig {
 	vaultPath: string;
+	/** The vault's notes, for the metadata cache (suggestions read names, aliases and tags from it). */
+	notes?: NoteInfo[];
 	activeFile?: string;
+	/** The plugin's folder in the vault, where the chat history is kept; unset: one of this page's own. */
+	pluginDir?: string;
 	settings: Record<string, unknown>;
 }
 
@@ -28,10 +32,15 @@ async function main(): Promise<void> {
 	const cfg = window.__harnessConfig;
 	window.__pluginData = cfg.settings;
 	const manifest = (await (await fetch('/manifest.json')).json()) as PluginManifest;
+	// A page that does not name a folder gets a fresh one: chats kept by one test never show in another.
+	manifest.dir = cfg.pluginDir ?? `.obsidian/plugins/vask-page-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+	// Without a vault on the page server (startPageServer's third argument), the files live in memory.
+	const res = await fetch('/__fs/list');
+	const listing = res.ok ? ((await res.json()) as VaultListing) : null;
 
 	const rightSplitEl = document.getElementById('right-split')!;
 	const statusBarEl = document.getElementById('status-bar')!;
-	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl });
+	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl, listing, notes: cfg.notes ?? [] });
 	if (cfg.activeFile) app.workspace.activeFile = new TFile(cfg.activeFile);
 
 	const plugin = new VaskPlugin(app as unknown as ObsidianApp, manifest);
@@ -51,6 +60,7 @@ main().catch((err: unknown) => {
 declare global {
 	interface Window {
 		__opened: import('./obsidian-stub').OpenedLink[];
+		__core: import('./obsidian-stub').CoreCall[];
 		__hovered: import('./obsidian-stub').HoveredLink[];
 		__renders: import('./obsidian-stub').RenderRecord[];
 		__notices: string[];

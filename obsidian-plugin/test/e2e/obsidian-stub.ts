@@ -19,6 +19,11 @@ export interface HoveredLink {
 	sourcePath: string;
 	targetText: string;
 }
+/** What the plugin asked Obsidian's core plugins to show: a search, a folder in the file explorer. */
+export interface CoreCall {
+	plugin: 'global-search' | 'file-explorer';
+	arg: string;
+}
 export interface RenderRecord {
 	markdown: string;
 	/** Whether the element rendered into was inside a message still streaming. */
@@ -27,6 +32,7 @@ export interface RenderRecord {
 
 interface Recorder {
 	__opened: OpenedLink[];
+	__core: CoreCall[];
 	__hovered: HoveredLink[];
 	__notices: string[];
 	__renders: RenderRecord[];
@@ -35,6 +41,7 @@ interface Recorder {
 function rec(): Recorder {
 	const w = window as unknown as Partial<Recorder>;
 	w.__opened ??= [];
+	w.__core ??= [];
 	w.__hovered ??= [];
 	w.__notices ??= [];
 	w.__renders ??= [];
@@ -109,6 +116,9 @@ function installDomHelpers(): void {
 	};
 	node.empty = function (this: Node) {
 		while (this.firstChild) this.removeChild(this.firstChild);
+	};
+	node.appendText = function (this: Node, text: string) {
+		this.appendChild(document.createTextNode(text));
 	};
 	node.detach = function (this: Node) {
 		this.parentNode?.removeChild(this);
@@ -238,7 +248,13 @@ export class TAbstractFile {
 		return this.path.slice(this.path.lastIndexOf('/') + 1);
 	}
 }
+export interface FileStat {
+	ctime: number;
+	mtime: number;
+	size: number;
+}
 export class TFile extends TAbstractFile {
+	stat: FileStat = { ctime: 0, mtime: 0, size: 0 };
 	get extension(): string {
 		const i = this.name.lastIndexOf('.');
 		return i === -1 ? '' : this.name.slice(i + 1);
@@ -248,14 +264,189 @@ export class TFile extends TAbstractFile {
 		return i === -1 ? this.name : this.name.slice(0, i);
 	}
 }
-export class TFolder extends TAbstractFile {}
+let activeVault: Vault | null = null;
+
+export class TFolder extends TAbstractFile {
+	get children(): TAbstractFile[] {
+		return activeVault?.childrenOf(this.path) ?? [];
+	}
+	isRoot(): boolean {
+		return this.path === '/';
+	}
+}
+
+/** The test vault's files on disk, through the page server's /__fs endpoints (support.ts). */
+async function fsCall(op: string, params: Record<string, string>, body?: string): Promise<Response> {
+	const res = await fetch(`/__fs/${op}?${new URLSearchParams(params).toString()}`, {
+		method: body === undefined && op !== 'mkdir' && op !== 'rename' ? 'GET' : 'POST',
+		...(body === undefined ? {} : { body }),
+	});
+	if (!res.ok && res.status !== 404) throw new Error(`${op} ${JSON.stringify(params)}: ${res.status} ${await res.text()}`);
+	return res;
+}
+
+/** What the vault holds when the page loads (GET /__fs/list). */
+export interface VaultListing {
+	files: string[];
+	folders: string[];
+}
+
+/**
+ * The parts of Obsidian's DataAdapter the plugin uses: paths relative to the
+ * vault, like Obsidian's. On disk through the page server; in memory when the
+ * page server has no vault to serve (`memory`).
+ */
+class DiskAdapter {
+	private readonly mem: Map<string, string> | null;
+	constructor(
+		private readonly basePath: string,
+		memory = false,
+	) {
+		this.mem = memory ? new Map() : null;
+	}
+	getBasePath(): string {
+		return this.basePath;
+	}
+	async exists(path: string): Promise<boolean> {
+		if (this.mem) return this.mem.has(path) || [...this.mem.keys()].some((k) => k.startsWith(`${path}/`));
+		return ((await (await fsCall('exists', { path })).json()) as { exists: boolean }).exists;
+	}
+	async read(path: string): Promise<string> {
+		const text = this.mem ? this.mem.get(path) : await fsCall('read', { path }).then((r) => (r.status === 404 ? undefined : r.text()));
+		if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+		return text;
+	}
+	async write(path: string, data: string): Promise<void> {
+		if (this.mem) this.mem.set(path, data);
+		else await fsCall('write', { path }, data);
+	}
+	async mkdir(path: string): Promise<void> {
+		if (!this.mem) await fsCall('mkdir', { path });
+	}
+	/** For Vault.rename (Obsidian's adapter calls it rename; the plugin does not use it). */
+	async move(from: string, to: string): Promise<void> {
+		if (!this.mem) {
+			await fsCall('rename', { from, to });
+			return;
+		}
+		const text = this.mem.get(from);
+		if (text !== undefined) {
+			this.mem.delete(from);
+			this.mem.set(to, text);
+		}
+	}
+}
+
+/** A note of the test vault as the harness describes it (read from disk on the Node side). */
+export interface NoteInfo {
+	path: string;
+	mtime: number;
+	aliases: string[];
+	tags: string[];
+}
 
 export class Vault extends Events {
-	adapter: { getBasePath: () => string };
-	constructor(basePath: string) {
+	readonly configDir = '.obsidian';
+	adapter: DiskAdapter;
+	private readonly entries = new Map<string, TAbstractFile>();
+	private readonly root = new TFolder('/');
+	/**
+	 * `listing` null: the page server has no vault on disk, files live in memory.
+	 * `notes`: the harness's note list (times, aliases, tags), which the metadata cache reads.
+	 */
+	constructor(
+		basePath: string,
+		listing: VaultListing | null = null,
+		readonly notes: NoteInfo[] = [],
+	) {
 		super();
-		this.adapter = { getBasePath: () => basePath };
+		this.adapter = new DiskAdapter(basePath, listing === null);
+		listing ??= { files: [], folders: [] };
+		for (const f of listing.folders) this.entries.set(f, new TFolder(f));
+		for (const f of listing.files) this.entries.set(f, new TFile(f));
+		for (const n of notes) {
+			const existing = this.entries.get(n.path);
+			const file = existing instanceof TFile ? existing : new TFile(n.path);
+			file.stat = { ctime: n.mtime, mtime: n.mtime, size: 0 };
+			this.entries.set(n.path, file);
+		}
+		activeVault = this;
 	}
+	getRoot(): TFolder {
+		return this.root;
+	}
+	getAbstractFileByPath(path: string): TAbstractFile | null {
+		if (path === '/') return this.root;
+		const entry = this.entries.get(path);
+		if (entry) return entry;
+		// a folder known only from the notes under it (the note list names files, not folders)
+		return [...this.entries.keys()].some((p) => p.startsWith(`${path}/`)) ? new TFolder(path) : null;
+	}
+	childrenOf(folder: string): TAbstractFile[] {
+		const prefix = folder === '/' ? '' : `${folder}/`;
+		return [...this.entries.values()].filter((e) => e.path.startsWith(prefix) && !e.path.slice(prefix.length).includes('/'));
+	}
+	getMarkdownFiles(): TFile[] {
+		return [...this.entries.values()].filter((e): e is TFile => e instanceof TFile && e.extension === 'md');
+	}
+	async create(path: string, data: string): Promise<TFile> {
+		if (this.entries.has(path) || (await this.adapter.exists(path))) throw new Error('File already exists.');
+		await this.adapter.write(path, data);
+		const file = new TFile(path);
+		this.entries.set(path, file);
+		this.trigger('create', file);
+		return file;
+	}
+	async modify(file: TFile, data: string): Promise<void> {
+		await this.adapter.write(file.path, data);
+		this.trigger('modify', file);
+	}
+	async createFolder(path: string): Promise<TFolder> {
+		if (this.entries.has(path)) throw new Error('Folder already exists.');
+		await this.adapter.mkdir(path);
+		const folder = new TFolder(path);
+		this.entries.set(path, folder);
+		return folder;
+	}
+	async read(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	async cachedRead(file: TFile): Promise<string> {
+		return this.adapter.read(file.path);
+	}
+	/** As when the user renames or moves a note in Obsidian. */
+	async rename(file: TAbstractFile, newPath: string): Promise<void> {
+		const oldPath = file.path;
+		await this.adapter.move(oldPath, newPath);
+		this.entries.delete(oldPath);
+		file.path = newPath;
+		this.entries.set(newPath, file);
+		this.trigger('rename', file, oldPath);
+	}
+}
+
+/** Obsidian's metadata cache, from the harness's note list: frontmatter aliases and tag counts. */
+export class MetadataCache extends Events {
+	constructor(private readonly vault: Vault) {
+		super();
+	}
+	getFileCache(file: TFile): { frontmatter?: Record<string, unknown> } | null {
+		const note = this.vault.notes.find((n) => n.path === file.path);
+		if (!note) return null;
+		return note.aliases.length ? { frontmatter: { aliases: note.aliases } } : {};
+	}
+	/** As Obsidian's: '#tag' as written → how many times it is used (here: once per note that has it). */
+	getTags(): Record<string, number> {
+		const out: Record<string, number> = {};
+		for (const n of this.vault.notes) for (const tag of n.tags) out[`#${tag}`] = (out[`#${tag}`] ?? 0) + 1;
+		return out;
+	}
+}
+
+export function parseFrontMatterAliases(frontmatter: Record<string, unknown> | null): string[] | null {
+	const v = frontmatter?.aliases ?? frontmatter?.alias;
+	if (typeof v === 'string') return [v];
+	return Array.isArray(v) ? v.filter((a): a is string => typeof a === 'string') : null;
 }
 
 type ViewCreator = (leaf: WorkspaceLeaf) => View;
@@ -327,6 +518,11 @@ export class Workspace extends Events {
 	async revealLeaf(leaf: WorkspaceLeaf): Promise<void> {
 		for (const l of this.leaves) l.el.toggleClass('is-hidden', l !== leaf);
 	}
+	/** Obsidian saves the layout (each view's getState) soon after; counted here. */
+	layoutSaves = 0;
+	requestSaveLayout(): void {
+		this.layoutSaves++;
+	}
 	getActiveFile(): TFile | null {
 		return this.activeFile;
 	}
@@ -347,16 +543,51 @@ export class Workspace extends Events {
 	}
 }
 
+/** Obsidian's core plugins Search and Files, recording what they were asked to show. */
+class InternalPlugins {
+	getPluginById(id: string): { enabled: boolean; instance: Record<string, unknown> } | null {
+		if (id === 'global-search') {
+			return { enabled: true, instance: { openGlobalSearch: (q: string) => rec().__core.push({ plugin: 'global-search', arg: q }) } };
+		}
+		if (id === 'file-explorer') {
+			return {
+				enabled: true,
+				instance: { revealInFolder: (f: TAbstractFile) => rec().__core.push({ plugin: 'file-explorer', arg: f.path }) },
+			};
+		}
+		return null;
+	}
+}
+
 export class App {
 	readonly workspace: Workspace;
 	readonly vault: Vault;
+	readonly metadataCache: MetadataCache;
+	readonly internalPlugins = new InternalPlugins();
 	readonly statusBarEl: HTMLElement;
 	readonly modalContainerEl: HTMLElement;
-	constructor(opts: { basePath: string; rightSplitEl: HTMLElement; statusBarEl: HTMLElement; modalContainerEl?: HTMLElement }) {
+	constructor(opts: {
+		basePath: string;
+		rightSplitEl: HTMLElement;
+		statusBarEl: HTMLElement;
+		modalContainerEl?: HTMLElement;
+		notes?: NoteInfo[];
+		listing?: VaultListing | null;
+	}) {
 		this.workspace = new Workspace(this, opts.rightSplitEl);
-		this.vault = new Vault(opts.basePath);
+		this.vault = new Vault(opts.basePath, opts.listing, opts.notes);
+		this.metadataCache = new MetadataCache(this.vault);
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
+	}
+	/** Obsidian 1.8.7+: vault-scoped localStorage (this device only, not synced). */
+	loadLocalStorage(key: string): unknown {
+		const raw = window.localStorage.getItem(`stub-vault-${key}`);
+		return raw === null ? null : (JSON.parse(raw) as unknown);
+	}
+	saveLocalStorage(key: string, data: unknown): void {
+		if (data === null) window.localStorage.removeItem(`stub-vault-${key}`);
+		else window.localStorage.setItem(`stub-vault-${key}`, JSON.stringify(data));
 	}
 }
 
@@ -378,6 +609,10 @@ export abstract class View extends Component {
 	}
 	async onOpen(): Promise<void> {}
 	async onClose(): Promise<void> {}
+	getState(): Record<string, unknown> {
+		return {};
+	}
+	async setState(_state: unknown, _result: unknown): Promise<void> {}
 }
 
 export abstract class ItemView extends View {
@@ -406,7 +641,14 @@ export abstract class ItemView extends View {
 }
 
 export function setIcon(el: HTMLElement, icon: string): void {
-	const glyphs: Record<string, string> = { 'refresh-cw': '⟳', 'message-circle': '💬', 'square-pen': '✎' };
+	const glyphs: Record<string, string> = {
+		'refresh-cw': '⟳',
+		'message-circle': '💬',
+		'square-pen': '✎',
+		history: '↺',
+		copy: '▣',
+		'file-down': '⤓',
+	};
 	el.setText(glyphs[icon] ?? '•');
 }
 
@@ -581,6 +823,24 @@ class TextComponent {
 	}
 }
 
+class ToggleComponent {
+	toggleEl: HTMLInputElement;
+	constructor(parent: HTMLElement) {
+		this.toggleEl = parent.createEl('input', { type: 'checkbox', cls: 'checkbox-container' });
+	}
+	setValue(v: boolean): this {
+		this.toggleEl.checked = v;
+		return this;
+	}
+	getValue(): boolean {
+		return this.toggleEl.checked;
+	}
+	onChange(cb: (v: boolean) => unknown): this {
+		this.toggleEl.addEventListener('change', () => void cb(this.toggleEl.checked));
+		return this;
+	}
+}
+
 class ButtonComponent {
 	buttonEl: HTMLButtonElement;
 	constructor(parent: HTMLElement) {
@@ -633,6 +893,10 @@ export class Setting {
 		cb(new TextComponent(this.controlEl));
 		return this;
 	}
+	addToggle(cb: (t: ToggleComponent) => unknown): this {
+		cb(new ToggleComponent(this.controlEl));
+		return this;
+	}
 	addButton(cb: (b: ButtonComponent) => unknown): this {
 		cb(new ButtonComponent(this.controlEl));
 		return this;
@@ -663,6 +927,8 @@ export interface PluginManifest {
 	description: string;
 	author: string;
 	isDesktopOnly?: boolean;
+	/** The plugin's folder, vault-relative (Obsidian sets it when it loads the plugin). */
+	dir?: string;
 }
 
 export interface Command {
@@ -717,3 +983,19 @@ export abstract class Plugin extends Component {
 
 export type HoverPopover = unknown;
 export type HoverParent = { hoverPopover: HoverPopover | null };
+
+/** Obsidian's requestUrl, stood in for by a buffered fetch: the whole body, then the answer. */
+export async function requestUrl(req: {
+	url: string;
+	method?: string;
+	body?: string;
+	headers?: Record<string, string>;
+	contentType?: string;
+}): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+	const headers = { ...(req.headers ?? {}) };
+	if (req.contentType) headers['Content-Type'] = req.contentType;
+	const res = await fetch(req.url, { method: req.method ?? 'GET', headers, body: req.body });
+	const out: Record<string, string> = {};
+	res.headers.forEach((v, k) => (out[k] = v));
+	return { status: res.status, headers: out, text: await res.text() };
+}

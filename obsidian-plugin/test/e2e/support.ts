@@ -4,11 +4,22 @@
  * proxies /v1/* to vask (same origin for the page, streamed, not buffered).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	renameSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { dirname, extname, join, normalize, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import esbuild from 'esbuild';
 
@@ -119,12 +130,28 @@ export interface VaskServer {
 	stop(): Promise<void>;
 }
 
-/** The real `vask serve` over a temp copy of sample_vault, with the test fake for Ollama. */
-export async function startVask(): Promise<VaskServer> {
+/** Notes kept out of the index in the e2e vault, one per kind of rule; their words must never show. */
+export const EXCLUDED_NOTES: Record<string, string> = {
+	'Private/Therapy notes.md': '# Therapy notes\n\nPRIVATE-THERAPY-MARKER: nothing here may reach the plugin.\n',
+	'03 Resources/Salary talk.md': '---\nvask: exclude\n---\n# Salary talk\n\nPRIVATE-SALARY-MARKER: the number I asked for.\n',
+};
+/** The glob that keeps Private/ out (VASK_EXCLUDE), as the status reports its rule. */
+export const EXCLUDE_GLOB = 'Private/**';
+
+/**
+ * The real `vask serve` over a temp copy of sample_vault (plus EXCLUDED_NOTES,
+ * kept out by VASK_EXCLUDE and by a note's frontmatter, and `extraNotes`, path → text), with the
+ * test fake for Ollama.
+ */
+export async function startVask(extraNotes: Record<string, string> = {}): Promise<VaskServer> {
 	const tmp = mkdtempSync(join(tmpdir(), 'vask-e2e-'));
 	const vault = join(tmp, 'vault');
 	const indexDir = join(tmp, 'index');
 	cpSync(join(repoRoot, 'sample_vault'), vault, { recursive: true });
+	for (const [path, text] of Object.entries({ ...EXCLUDED_NOTES, ...extraNotes })) {
+		mkdirSync(dirname(join(vault, path)), { recursive: true });
+		writeFileSync(join(vault, path), text);
+	}
 
 	const [c1, a1] = uv(['python', '-m', 'tests.fake_ollama', '--port', String(await freePort())]);
 	const fake = await startProcess(c1, a1, {
@@ -134,7 +161,7 @@ export async function startVask(): Promise<VaskServer> {
 		name: 'fake Ollama',
 	});
 	const fakeOllamaUrl = fake.match[1]!;
-	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat' };
+	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat', VASK_EXCLUDE: EXCLUDE_GLOB };
 	const port = await freePort();
 	const [c2, a2] = uv(['vask', 'serve', '--vault', vault, '--index-dir', indexDir, '--port', String(port)]);
 	let vask: Proc;
@@ -181,6 +208,49 @@ async function runToken(vault: string, indexDir: string, env: NodeJS.ProcessEnv)
 			else rej(new Error(`vask token failed (${code}): ${out}${err}`));
 		});
 	});
+}
+
+/** A note as the stand-in metadata cache serves it. */
+export interface NoteInfo {
+	path: string;
+	mtime: number;
+	aliases: string[];
+	tags: string[];
+}
+
+/** A YAML list as the sample vault writes them: `[a, b]`, `a`, or `- a` lines. */
+function yamlList(front: string, key: string): string[] {
+	const inline = new RegExp(`^${key}:[ \\t]*(.+)$`, 'm').exec(front);
+	if (inline) {
+		const v = inline[1]!.trim();
+		const items = v.startsWith('[') ? v.slice(1, -1).split(',') : [v];
+		return items.map((x) => x.trim().replace(/^["']|["']$/g, '')).filter(Boolean);
+	}
+	const block = new RegExp(`^${key}:\\s*\\n((?:[ \\t]*-[^\\n]*\\n?)+)`, 'm').exec(front);
+	return block ? [...block[1]!.matchAll(/-\s*(.+)/g)].map((m) => m[1]!.trim().replace(/^["']|["']$/g, '')) : [];
+}
+
+/**
+ * The vault's notes with their aliases and tags, read from disk: what
+ * Obsidian's metadata cache would hold, for the stand-in (the suggestions
+ * read it). Hidden folders are skipped, as Obsidian does.
+ */
+export function readVaultNotes(root: string, dir = ''): NoteInfo[] {
+	const out: NoteInfo[] = [];
+	for (const d of readdirSync(join(root, dir), { withFileTypes: true })) {
+		if (d.name.startsWith('.')) continue;
+		const rel = dir ? `${dir}/${d.name}` : d.name;
+		if (d.isDirectory()) out.push(...readVaultNotes(root, rel));
+		else if (d.name.endsWith('.md')) {
+			const text = readFileSync(join(root, rel), 'utf8');
+			const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? '';
+			const body = text.slice(front ? front.length + 8 : 0).replace(/```[\s\S]*?```/g, '');
+			const inline = [...body.matchAll(/(?:^|\s)#([\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu)].map((m) => m[1]!);
+			const tags = [...new Set([...yamlList(front, 'tags'), ...inline].map((t) => t.replace(/^#/, '')))];
+			out.push({ path: rel, mtime: statSync(join(root, rel)).mtimeMs, aliases: yamlList(front, 'aliases'), tags });
+		}
+	}
+	return out;
 }
 
 /** Polls GET /v1/health until the index has notes and nothing pending. */
@@ -250,17 +320,88 @@ export interface PageServer {
 	close(): Promise<void>;
 }
 
+/** Every file and folder under `root`, vault-relative with forward slashes. */
+function listTree(root: string): { files: string[]; folders: string[] } {
+	const files: string[] = [];
+	const folders: string[] = [];
+	const walk = (dir: string): void => {
+		for (const e of readdirSync(dir, { withFileTypes: true })) {
+			const abs = join(dir, e.name);
+			const rel = relative(root, abs).split(sep).join('/');
+			if (e.isDirectory()) {
+				folders.push(rel);
+				walk(abs);
+			} else if (e.isFile()) files.push(rel);
+		}
+	};
+	walk(root);
+	return { files, folders };
+}
+
+/**
+ * The vault on disk for the page's stand-in of Obsidian's vault adapter:
+ * /__fs/{list,exists,read,write,mkdir,rename}, paths relative to the vault and
+ * kept inside it. Files the plugin writes land in the real vault, where the
+ * real server's watcher sees them.
+ */
+function serveVaultFs(vault: string, op: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
+	const inside = (p: string | null): string => {
+		const abs = resolve(vault, p ?? '');
+		if (abs !== vault && !abs.startsWith(vault + sep)) throw new Error(`outside the vault: ${p}`);
+		return abs;
+	};
+	let body = '';
+	req.on('data', (c: Buffer) => (body += c.toString()));
+	req.on('end', () => {
+		try {
+			const path = url.searchParams.get('path');
+			if (op === 'list') {
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listTree(vault)));
+			} else if (op === 'exists') {
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ exists: existsSync(inside(path)) }));
+			} else if (op === 'read') {
+				const abs = inside(path);
+				if (!existsSync(abs)) res.writeHead(404).end('not found');
+				else res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(readFileSync(abs));
+			} else if (op === 'write') {
+				const abs = inside(path);
+				mkdirSync(dirname(abs), { recursive: true });
+				writeFileSync(abs, body);
+				res.writeHead(204).end();
+			} else if (op === 'mkdir') {
+				mkdirSync(inside(path), { recursive: true });
+				res.writeHead(204).end();
+			} else if (op === 'rename') {
+				const to = inside(url.searchParams.get('to'));
+				mkdirSync(dirname(to), { recursive: true });
+				renameSync(inside(url.searchParams.get('from')), to);
+				res.writeHead(204).end();
+			} else {
+				res.writeHead(404).end('no such operation');
+			}
+		} catch (err) {
+			res.writeHead(400).end(String(err));
+		}
+	});
+}
+
 /**
  * Serves the page folder and proxies /v1/* to `target`, piping bytes as they
  * come (NDJSON and SSE stream through). When the browser aborts, the upstream
- * request is destroyed too, so the server sees the client go away.
+ * request is destroyed too, so the server sees the client go away. With
+ * `vault`, /__fs/* reads and writes that folder (the stand-in vault adapter).
  */
-export async function startPageServer(root: string, target: string): Promise<PageServer> {
+export async function startPageServer(root: string, target: string, vault?: string): Promise<PageServer> {
 	const state = { target };
 	const requests: ProxiedRequest[] = [];
 	const sockets = new Set<net.Socket>();
 	const server = http.createServer((req, res) => {
 		const url = new URL(req.url ?? '/', 'http://localhost');
+		if (url.pathname.startsWith('/__fs/')) {
+			if (!vault) res.writeHead(404).end('no vault');
+			else serveVaultFs(vault, url.pathname.slice('/__fs/'.length), url, req, res);
+			return;
+		}
 		if (url.pathname.startsWith('/v1/')) {
 			const to = new URL(url.pathname + url.search, state.target);
 			const headers: http.OutgoingHttpHeaders = {};

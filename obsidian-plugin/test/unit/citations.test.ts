@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headingLabel, linkTargets, linkifyCitations, resolveCitation, type LinkTarget } from '../../src/lib/citations';
+import { isIndexedPath, linkText, pageLabel } from '../../src/lib/paths';
 import type { Citation, Source } from '../../src/lib/types';
 
 function source(n: number, path: string, title: string, heading: string, anchor: string): Source {
@@ -118,6 +119,31 @@ describe('headingLabel', () => {
 		// the title, then an H1 that repeats it with other punctuation
 		expect(headingLabel('Knee pain - physio notes > Knee pain — physio notes > The plan she gave me', 'Knee pain - physio notes')).toBe(
 			'The plan she gave me',
+		);
+	});
+});
+
+describe('PDF pages and canvases', () => {
+	it('a PDF passage links to its page and is labelled with it; a canvas links to the board', () => {
+		expect(linkText('attachments/Handbook.pdf', '', 3)).toBe('attachments/Handbook.pdf#page=3');
+		expect(linkText('01 Projects/Roadmap.canvas', '')).toBe('01 Projects/Roadmap.canvas');
+		expect(linkText('01 Projects/Plan.md', 'Risks', null)).toBe('01 Projects/Plan#Risks');
+		expect(pageLabel({ page: 3 })).toBe('p. 3');
+		expect(pageLabel({ page: null })).toBe('');
+		expect(pageLabel({})).toBe('');
+	});
+
+	it('boards and PDFs are files the server indexes, as notes are', () => {
+		expect(['a/Plan.md', 'Board.canvas', 'x/Manual.PDF'].every(isIndexedPath)).toBe(true);
+		expect(['diagram.png', 'notes.txt', 'canvas'].some(isIndexedPath)).toBe(false);
+	});
+
+	it('a source without a link of its own still opens the PDF at its page', () => {
+		const pdf = { ...source(1, 'attachments/Handbook.pdf', 'Handbook', 'Handbook > Page 2', ''), link: '', page: 2 };
+		const [target] = linkTargets([], [pdf]);
+		expect(target!.link).toBe('attachments/Handbook.pdf#page=2');
+		expect(linkifyCitations('The tide rule [Handbook].', [target!])).toBe(
+			'The tide rule [[attachments/Handbook.pdf#page=2|Handbook]].',
 		);
 	});
 });

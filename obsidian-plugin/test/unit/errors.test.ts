@@ -22,10 +22,9 @@ describe('describeError', () => {
 
 	it('401: says the token is wrong or missing and where to get it', () => {
 		const p = describeError(new VaskError('unauthorized', 'missing bearer token', '', 401), ctx);
-		expect(p.message).toMatch(/token is wrong or missing/);
-		expect(p.hint).toBe(
-			'In a terminal, from the vask folder (where you installed it), run `uv run vask token --vault "/home/ann/Notes Vault"` to print the token, then paste it into Settings → Vask → Token.',
-		);
+		expect(p.message).toMatch(/token is wrong, missing or revoked/);
+		expect(p.hint).toContain('`uv run vask token --vault "/home/ann/Notes Vault"` prints the token');
+		expect(p.hint).toContain('`uv run vask token add NAME` makes its own token');
 		expect(p.hint).toContain('Settings → Vask → Token');
 	});
 
@@ -64,6 +63,21 @@ describe('errorFromResponse / toVaskError', () => {
 			new Response(JSON.stringify({ error: { code: 'forbidden_host', message: 'Host not allowed', hint: 'use 127.0.0.1' } }), { status: 403 }),
 		);
 		expect([e.code, e.message, e.hint, e.status]).toEqual(['forbidden_host', 'Host not allowed', 'use 127.0.0.1', 403]);
+	});
+
+	it("keeps scope_not_found's closest names", async () => {
+		const e = await errorFromResponse(
+			new Response(
+				JSON.stringify({
+					error: { code: 'scope_not_found', message: 'No tag #runing in the index.', hint: 'Closest: #running.', closest: ['#running', 3] },
+				}),
+				{ status: 400 },
+			),
+		);
+		expect([e.code, e.status, e.closest]).toEqual(['scope_not_found', 400, ['#running']]);
+		const p = describeError(e);
+		// The names as code: shown as written, not rendered as links (a wrong [[Note]] would link to nothing).
+		expect(p).toEqual({ code: 'scope_not_found', message: 'No tag `#runing` in the index.', hint: 'Closest: `#running`.' });
 	});
 
 	it('uses the status when the body has no code', async () => {

@@ -37,7 +37,18 @@ describe('settings', () => {
 			minSimilarity: null,
 			chatModel: '',
 			excludeFolders: '',
+			chatsFolder: 'Vask chats',
+			indexSavedChats: false,
 		});
+	});
+
+	it('saved chats: the folder is kept as typed (trimmed); indexing them is on only when stored as true', () => {
+		expect(normalizeSettings({ chatsFolder: ' Chats/Vask ', indexSavedChats: true })).toMatchObject({
+			chatsFolder: 'Chats/Vask',
+			indexSavedChats: true,
+		});
+		expect(normalizeSettings({ chatsFolder: 3, indexSavedChats: 'yes' })).toMatchObject({ chatsFolder: 'Vask chats', indexSavedChats: false });
+		expect(normalizeSettings({ chatsFolder: '' })).toMatchObject({ chatsFolder: '' });
 	});
 
 	it('repairs stored values of the wrong type or range; empty or not a number is unset', () => {
