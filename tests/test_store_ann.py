@@ -45,6 +45,7 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
         "date_end": [None] * count,
         "date_source": [None] * count,
         "modified": [None] * count,
+        "page": [None] * count,
     }
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
     flat = pa.array(vectors.astype(np.float16).reshape(-1), pa.float16())
