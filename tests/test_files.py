@@ -25,6 +25,19 @@ from vask_server.core.paged import document_title, paged_chunks, paged_note
 from vask_server.services.context import index_status, open_services
 
 
+def count_pdf_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the PDFs the reader opens from now on, in order."""
+    reads: list[str] = []
+    real_read = PdfReader.read
+
+    def counting(self, path):  # type: ignore[no-untyped-def]
+        reads.append(path.name)
+        return real_read(self, path)
+
+    monkeypatch.setattr(PdfReader, "read", counting)
+    return reads
+
+
 def card(id_: str, kind: str, x: int, y: int, **fields: object) -> dict[str, object]:
     return {"id": id_, "type": kind, "x": x, "y": y, "width": 200, "height": 80, **fields}
 
@@ -247,14 +260,7 @@ async def test_unchanged_files_are_not_read_again_and_moves_reuse_their_vectors(
     write_files(small_vault)
     settings = settings_for(small_vault)
     await sync(settings)
-    reads: list[str] = []
-    real_read = PdfReader.read
-
-    def counting(self, path):  # type: ignore[no-untyped-def]
-        reads.append(path.name)
-        return real_read(self, path)
-
-    monkeypatch.setattr(PdfReader, "read", counting)
+    reads = count_pdf_reads(monkeypatch)
     fake_ollama.fake.reset_counters()
     again = await sync(settings)
     assert again.changed == 0 and fake_ollama.fake.embedded_texts == [] and reads == []
@@ -320,14 +326,7 @@ async def test_exclusions_and_the_type_settings_keep_files_out_and_remove_them_o
     fake_ollama, small_vault, settings_for, monkeypatch
 ):
     write_files(small_vault)
-    reads: list[str] = []
-    real_read = PdfReader.read
-
-    def counting(self, path):  # type: ignore[no-untyped-def]
-        reads.append(path.name)
-        return real_read(self, path)
-
-    monkeypatch.setattr(PdfReader, "read", counting)
+    reads = count_pdf_reads(monkeypatch)
     excluded = settings_for(small_vault, exclude=("Docs/**",))
     await sync(excluded)
     async with open_services(excluded) as services:
