@@ -358,8 +358,9 @@ def _document() -> dict[str, Any]:
                         "200": {
                             "description": (
                                 'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
-                                '"notice"?} (a notice when only keyword matches were found or passages were left out '
-                                'to fit the context window), then {"type": "token", "text"} as the model writes, last '
+                                '"scope", "notice"?} (a notice when only keyword matches were found or passages were '
+                                'left out to fit the context window), then {"type": "token", "text"} as the model '
+                                "writes, last "
                                 '{"type": "done", "answer", "citations", "sources", "declined", "time_range", '
                                 '"scope"} or '
                                 '{"type": "error", "code", "message", "hint"}, whose code is one of '
