@@ -5,6 +5,7 @@ import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
 import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
 import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
+import { DEFAULT_SAVE_DELAY_MS } from '../lib/historyStore';
 import { basenameNoExt, pageLabel, stripMd } from '../lib/paths';
 import {
 	fixQuestion,
@@ -73,6 +74,7 @@ export class ChatView extends ItemView {
 	private scopeTargetEl!: HTMLElement;
 	/** The kept chat shown, once it has a question (history). */
 	private chatId: string | null = null;
+	private persistTimer: number | null = null;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -251,7 +253,23 @@ export class ChatView extends ItemView {
 	}
 
 	/** Keeps the chat as it is now (the store writes it within a moment). */
+	/**
+	 * While an answer streams: kept at most every save delay, not on every token
+	 * (each keeping copies the whole chat, and the store writes once per delay anyway).
+	 */
+	private persistSoon(): void {
+		if (this.persistTimer !== null) return;
+		this.persistTimer = window.setTimeout(() => {
+			this.persistTimer = null;
+			this.persist();
+		}, DEFAULT_SAVE_DELAY_MS);
+	}
+
 	private persist(): void {
+		if (this.persistTimer !== null) {
+			window.clearTimeout(this.persistTimer);
+			this.persistTimer = null;
+		}
 		if (this.session.isEmpty) return;
 		this.chatId ??= newChatId();
 		this.host.history.put(chatRecord(this.chatId, this.session.all, new Date(), this.host.history.get(this.chatId)));
@@ -259,7 +277,7 @@ export class ChatView extends ItemView {
 
 	/** Shows a kept chat, to read and to continue: a follow-up carries its history. */
 	showChat(record: ChatRecord): void {
-		this.newChat();
+		this.reset();
 		this.chatId = record.id;
 		this.host.history.setCurrent(record.id);
 		this.session.load(liveTurns(record));
@@ -308,6 +326,14 @@ export class ChatView extends ItemView {
 
 	/** Clears the conversation: the next question starts without history. */
 	newChat(): void {
+		this.reset();
+		this.host.history.setCurrent(null);
+		this.renderEmpty();
+		this.focusInput();
+	}
+
+	/** The pane without a conversation, the history's open chat left as it is (showChat sets it). */
+	private reset(): void {
 		this.stop();
 		const active = this.session.active;
 		if (active) {
@@ -315,6 +341,8 @@ export class ChatView extends ItemView {
 			this.persist();
 		}
 		// (Otherwise nothing changed since the last event was kept: switching chats leaves their dates alone.)
+		if (this.persistTimer !== null) window.clearTimeout(this.persistTimer);
+		this.persistTimer = null;
 		this.session.clear();
 		for (const ui of this.answers.values()) {
 			ui.scheduler.cancel();
@@ -323,11 +351,8 @@ export class ChatView extends ItemView {
 		}
 		this.answers.clear();
 		this.chatId = null;
-		this.host.history.setCurrent(null);
 		this.messagesEl.empty();
 		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
-		this.renderEmpty();
-		this.focusInput();
 	}
 
 	/** Asks a question; follow-ups carry the conversation so far. Resolves when the answer is complete. */
@@ -391,7 +416,9 @@ export class ChatView extends ItemView {
 				onEvent: (ev) => {
 					if (!current()) return;
 					this.session.apply(assistant, ev);
-					this.persist(); // written within a moment: a crash keeps what arrived
+					// written within a moment: a crash keeps what arrived
+					if (ev.type === 'token') this.persistSoon();
+					else this.persist();
 					this.updateState(assistant, ui);
 					if (ev.type === 'sources' || ev.type === 'done') this.renderScope(assistant, ui, user.paneScope ?? null);
 					if (ev.type === 'sources') {
