@@ -14,6 +14,7 @@ import pytest
 
 from vask_server.cli import main
 from vask_server.config import CHECKED_WHERE_USED, SETTINGS, Settings, SettingSpec, load_settings
+from vask_server.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -174,3 +175,10 @@ def test_serve_on_a_port_in_use_says_so_and_exits_2(tmp_path: Path, vault: Path)
     assert "hint: " in result.stderr and "--port" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "index").exists()  # bound before anything was synced or created
+
+
+def test_an_unknown_setting_is_a_config_error_naming_it():
+    with pytest.raises(ConfigError, match="Unknown settings: \\['bogus'\\]"):
+        load_settings(env={}, bogus=1)
+    with pytest.raises(ConfigError, match="Unknown settings: \\['nope'\\]"):
+        load_settings(env={}, flags={"nope": "1"})

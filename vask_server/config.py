@@ -366,23 +366,23 @@ def load_settings(
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}  # where each value came from, for the error message
+    unknown = {name for name, v in [*(flags or {}).items(), *overrides.items()] if v is not None} - set(_BY_NAME)
+    if unknown:
+        raise ConfigError(f"Unknown settings: {sorted(unknown)}", f"Known settings: {', '.join(_BY_NAME)}.")
     for spec in SETTINGS:
         raw = env.get(spec.env)
         if raw is not None and raw != "":
-            values[spec.name] = _parse(spec, raw, spec.shown(f"{spec.env}=", raw))
-            sources[spec.name] = spec.shown(f"{spec.env}=", raw)
+            where = spec.shown(f"{spec.env}=", raw)
+            values[spec.name], sources[spec.name] = _parse(spec, raw, where), where
     for name, raw in (flags or {}).items():
         if raw is not None:
             flag_spec = _BY_NAME[name]
-            values[name] = _parse(flag_spec, raw, flag_spec.shown(f"{flag_spec.flag} ", raw))
-            sources[name] = flag_spec.shown(f"{flag_spec.flag} ", raw)
+            where = flag_spec.shown(f"{flag_spec.flag} ", raw)
+            values[name], sources[name] = _parse(flag_spec, raw, where), where
     for name, value in overrides.items():
         if value is not None:
             values[name] = value
             sources[name] = f"{name} (value not shown)" if _BY_NAME[name].secret else f"{name}={value!r}"
-    unknown = set(values) - set(_BY_NAME)
-    if unknown:
-        raise ConfigError(f"Unknown settings: {sorted(unknown)}", f"Known settings: {', '.join(_BY_NAME)}.")
     settings = Settings(**values)
     validate(settings, sources)
     return settings
