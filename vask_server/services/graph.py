@@ -42,12 +42,12 @@ class LinkGraph(Mapping[str, frozenset[str]]):
         titles: list[str],
         sources: np.ndarray,
         targets: np.ndarray,
-        directory: Directory | None = None,
+        directory: Directory,
     ) -> None:
         self._paths = paths
         self._titles = titles
         # What a [[Note]] or #tag in a question can name: read with the links, from the same rows.
-        self.directory = directory or Directory(notes=paths, tags=())
+        self.directory = directory
         self._numbers = {path: number for number, path in enumerate(paths)}
         self._out = _Adjacency(sources, targets, len(paths))
         self._in = _Adjacency(targets, sources, len(paths))

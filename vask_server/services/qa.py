@@ -13,6 +13,7 @@ from typing import Any
 from vask_server.adapters.ollama import OllamaGateway
 from vask_server.core.citations import extract_citations, unique_sources
 from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, previous_question
+from vask_server.core.question import Understood
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
 from vask_server.services.search import RetrievalConfig, Searcher
@@ -32,6 +33,7 @@ class AskRequest:
     retrieval: RetrievalConfig | None = None  # how to retrieve; None: the searcher's own (eval compares)
     today: date | None = None  # when it is asked, for "last month"; None: the server's local date
     read_time: bool = True  # read the time the question names; off: "ask again without it"
+    understood: Understood | None = None  # the question already read (scope and time), if the caller did
 
 
 class QAService:
@@ -68,6 +70,7 @@ class QAService:
             filters=request.filters,
             read_time=request.read_time,
             config=request.retrieval,
+            understood=request.understood,
         )
         query = result.query or request.question
         hits = result.hits

@@ -203,14 +203,16 @@ class Searcher:
         read_time: bool = True,
         previous: str | None = None,
         config: RetrievalConfig | None = None,
+        understood: Understood | None = None,
     ) -> SearchResult:
         """A question as the user asked it: the time it names is read (against `today`) and searched
         within, and "when did I last…" puts the latest of the close matches first. A question that
         names no time is searched exactly as `search` would. A follow-up is searched together with
         the `previous` question, within its own time or else the previous one's ("and in March?")."""
-        understood = await self.understand(
-            question, today=today, filters=filters, read_time=read_time, previous=previous
-        )
+        if understood is None:  # (the caller may have read it already: /v1/ask does, before streaming)
+            understood = await self.understand(
+                question, today=today, filters=filters, read_time=read_time, previous=previous
+            )
         notice = None
         if understood.filters.dated and not await self._has_dates():
             notice = "The index is being rebuilt to read dates; this search ignores the time range until it is done."
@@ -286,9 +288,11 @@ class Searcher:
 
     async def _directory(self) -> Directory | None:
         """The notes and tags a mention can name; None before the first index exists."""
-        if not self.store.read_meta().active:
+        try:
+            index = self.active()
+        except NotIndexed:
             return None
-        return (await self.graphs.get(self.active().suffix)).directory
+        return (await self.graphs.get(index.suffix)).directory
 
     async def _has_dates(self) -> bool:
         index = self.active()

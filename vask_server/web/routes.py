@@ -174,14 +174,16 @@ async def ask(request: web.Request) -> web.StreamResponse:
         today=v.today(body.get("now")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
     )
-    # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts.
-    await services.searcher.understand(
+    # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts
+    # (and what was read is handed on, not read again).
+    understood = await services.searcher.understand(
         ask_request.question,
         today=ask_request.today or date.today(),
         filters=ask_request.filters,
         read_time=ask_request.read_time,
         previous=previous_question(ask_request.history),
     )
+    ask_request = dataclasses.replace(ask_request, understood=understood)
     response = web.StreamResponse(
         headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     )
