@@ -142,6 +142,8 @@ def test_the_watcher_and_scan_take_the_new_types_and_only_those_turned_on(tmp_pa
     vault = Vault(tmp_path)
     assert sorted(vault.scan(types=("md", "canvas", "pdf")).notes) == ["a.md", "b.canvas", "c.pdf"]
     assert sorted(vault.scan(types=("md", "pdf")).notes) == ["a.md", "c.pdf"]
+    # the watcher asks the same question: a save of a type turned off starts no sync
+    assert is_note_path("a.md", ("md",)) and not is_note_path("Docs/Manual.pdf", ("md", "canvas"))
 
 
 # -- PDF files the reader must survive ------------------------------------------------------------

@@ -56,11 +56,12 @@ class NoteUnreadable(Exception):
 _ALL_SUFFIXES = suffixes(ALL_TYPES)
 
 
-def is_note_path(relative: str) -> bool:
-    """Files of a type vask indexes (Markdown, Canvas, PDF: whether a type is on is the scan's to
-    decide) that are not hidden, temporary or inside Obsidian's own folders."""
+def is_note_path(relative: str, types: tuple[str, ...] = ALL_TYPES) -> bool:
+    """Files of a type vask indexes (`types`: those turned on) that are not hidden, temporary or
+    inside Obsidian's own folders."""
     parts = PurePosixPath(relative).parts
-    if not parts or not relative.lower().endswith(_ALL_SUFFIXES):
+    wanted = _ALL_SUFFIXES if types == ALL_TYPES else suffixes(types)
+    if not parts or not relative.lower().endswith(wanted):
         return False
     if any(part.startswith(".") or part in IGNORED_DIRS for part in parts):
         return False

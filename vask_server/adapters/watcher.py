@@ -18,6 +18,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from vask_server.adapters.vault import SETTINGS_FILES, is_note_path
+from vask_server.core.filetypes import ALL_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,13 @@ def _decode(path: bytes | str) -> str:
 
 
 class _Bridge(FileSystemEventHandler):
-    def __init__(self, root: Path, loop: asyncio.AbstractEventLoop, emit: Callable[[str], None]) -> None:
+    def __init__(
+        self, root: Path, loop: asyncio.AbstractEventLoop, emit: Callable[[str], None], types: tuple[str, ...]
+    ) -> None:
         self.root = root
         self.loop = loop
         self.emit = emit
+        self.types = types
 
     def _relative(self, raw: bytes | str) -> str | None:
         try:
@@ -52,7 +56,7 @@ class _Bridge(FileSystemEventHandler):
             return
         for raw in paths:
             relative = self._relative(raw)
-            if relative is not None and is_note_path(relative):
+            if relative is not None and is_note_path(relative, self.types):
                 self.loop.call_soon_threadsafe(self.emit, relative)
             elif relative in SETTINGS_FILES:
                 # Obsidian's settings that decide what is indexed (Excluded files) and how notes are
@@ -94,15 +98,16 @@ class Debouncer:
 
 
 class VaultWatcher:
-    def __init__(self, root: Path, on_path: Callable[[str], None]) -> None:
+    def __init__(self, root: Path, on_path: Callable[[str], None], types: tuple[str, ...] = ALL_TYPES) -> None:
         self.root = root.resolve()
         self.on_path = on_path
+        self.types = types  # the file types turned on: a save of another kind starts no sync
         self._observer: Observer | None = None  # type: ignore[valid-type]
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         observer = Observer()
-        observer.schedule(_Bridge(self.root, loop, self.on_path), str(self.root), recursive=True)
+        observer.schedule(_Bridge(self.root, loop, self.on_path, self.types), str(self.root), recursive=True)
         observer.daemon = True
         observer.start()
         self._observer = observer

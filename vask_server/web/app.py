@@ -14,6 +14,7 @@ from vask_server.config import Settings
 from vask_server.core.ratelimit import FailureLimiter
 from vask_server.services.context import build_services
 from vask_server.services.live import LiveIndex
+from vask_server.services.options import file_types
 from vask_server.web.keys import LIVE, SERVICES
 from vask_server.web.middleware import (
     add_cors_headers,
@@ -66,7 +67,7 @@ def create_app(
         live = LiveIndex(services, debounce=settings.debounce_ms / 1000)
         app[LIVE] = live
         live.start()  # the first sync runs in the background: the server answers at once
-        watcher = VaultWatcher(services.vault_root, live.notify) if watch else None
+        watcher = VaultWatcher(services.vault_root, live.notify, file_types(settings)) if watch else None
         if watcher is not None:
             watcher.start()
         try:
