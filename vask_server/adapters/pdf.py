@@ -25,7 +25,6 @@ from vask_server.adapters.vault import NoteUnreadable
 
 log = logging.getLogger(__name__)
 
-PDF_SUFFIX = ".pdf"
 _START_TIMEOUT = 60.0  # a worker's own start (Python and the library): not counted against a file
 _HEADER_WINDOW = 1024  # PDF readers accept a header this far into the file
 

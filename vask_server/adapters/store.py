@@ -497,15 +497,20 @@ class Store:
                 return
         self._vector_task = asyncio.create_task(self._build_vector_index(name, table, plan), name="vask-ann-index")
 
+    async def _create_vector_index(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
+        """The ANN index as `plan` says, and the one it replaces dropped (searches in flight keep their
+        version)."""
+        # IvfSq is accepted at run time though missing from the type hints of lancedb 0.40.
+        config = IvfSq(distance_type="cosine", num_partitions=plan.partitions)
+        await table.create_index("vector", config=config, name=plan.index_name, replace=True)  # type: ignore[arg-type]
+        for old in await self._read_vector_index(name, table):
+            if old != plan.index_name:
+                await table.drop_index(old)
+
     async def _build_vector_index(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
         started = time.perf_counter()
         try:
-            # IvfSq is accepted at run time though missing from the type hints of lancedb 0.40.
-            config = IvfSq(distance_type="cosine", num_partitions=plan.partitions)
-            await table.create_index("vector", config=config, name=plan.index_name, replace=True)  # type: ignore[arg-type]
-            for old in await self._read_vector_index(name, table):
-                if old != plan.index_name:  # the one it replaces: searches in flight keep their version
-                    await table.drop_index(old)
+            await self._create_vector_index(name, table, plan)
         except Exception as exc:  # e.g. a compaction committed meanwhile: the next sync tries again
             log.warning("building the vector index of %s failed (%s); searches stay as they were", name, exc)
             with contextlib.suppress(Exception):
@@ -541,17 +546,14 @@ class Store:
         name = f"chunks_{suffix}"
         async with self._writing():
             chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
-            if await chunks.count_rows():
+            if rows := await chunks.count_rows():
                 indices = await chunks.list_indices()
                 if any("search_text" in index.columns for index in indices):
                     await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
                 if name in self._vector_index:
-                    plan = ann_plan(await chunks.count_rows())
-                    config = IvfSq(distance_type="cosine", num_partitions=plan.partitions)
-                    await chunks.create_index("vector", config=config, name=plan.index_name, replace=True)  # type: ignore[arg-type]
-                    for old in await self._read_vector_index(name, chunks):
-                        if old != plan.index_name:
-                            await chunks.drop_index(old)
+                    # (a failure here is raised, not logged: the old index still holds the excluded rows)
+                    plan = ann_plan(rows)
+                    await self._create_vector_index(name, chunks, plan)
                     self._vector_index[name] = plan.partitions
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
