@@ -239,10 +239,6 @@ class TokenRegistry:
                 digests[DEFAULT_DEVICE] = digest(token)
         self._digests, self._stamp = digests, stamp
 
-    def names(self) -> list[str]:
-        self._refresh()
-        return sorted(self._digests)
-
     def match(self, presented: str) -> str | None:
         """The device whose token this is, or None. Every device is compared (in constant time),
         so the time taken says nothing about which one came close."""

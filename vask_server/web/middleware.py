@@ -152,14 +152,14 @@ TOKEN_HINT = (
 
 
 def auth_middleware(
-    tokens: TokenRegistry, limiter: FailureLimiter | None = None, clock: Callable[[], float] = time.monotonic
+    tokens: TokenRegistry, limiter: FailureLimiter | None = None
 ) -> Callable[..., Awaitable[web.StreamResponse]]:
     limiter = limiter or FailureLimiter()
 
     @web.middleware
     async def check_token(request: web.Request, handler: Handler) -> web.StreamResponse:
         address = request.remote or "unknown"
-        now = clock()
+        now = time.monotonic()
         wait = limiter.wait(address, now)
         if wait > 0:
             # Also refuses the right token while it lasts: otherwise guesses could still be told apart.
