@@ -63,7 +63,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 	500: ErrorCode.internal,
 };
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
 	return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

@@ -4,6 +4,8 @@
  * nothing here asks for more.
  */
 
+import { isRecord } from './errors';
+
 export interface ExclusionRule {
 	/** The rule as the user wrote it: "VASK_EXCLUDE Private/**", "Obsidian excluded files Journal/", … */
 	rule: string;
@@ -19,8 +21,8 @@ export interface Exclusions {
 /** `/v1/status`'s `excluded` ({rule: count}), checked; an older server's missing field is "none". */
 export function toExclusions(v: unknown): Exclusions {
 	const rules: ExclusionRule[] = [];
-	if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-		for (const [rule, count] of Object.entries(v as Record<string, unknown>)) {
+	if (isRecord(v)) {
+		for (const [rule, count] of Object.entries(v)) {
 			if (typeof count === 'number' && Number.isFinite(count) && count > 0) rules.push({ rule, count: Math.round(count) });
 		}
 	}
@@ -30,10 +32,4 @@ export function toExclusions(v: unknown): Exclusions {
 
 export function notesCount(n: number): string {
 	return `${n} ${n === 1 ? 'note' : 'notes'}`;
-}
-
-/** One line for the status table: "5 notes (3 by VASK_EXCLUDE Private/**; 2 by …)", or "none". */
-export function exclusionSummary(ex: Exclusions): string {
-	if (ex.total === 0) return 'none';
-	return `${notesCount(ex.total)} (${ex.rules.map((r) => `${r.count} by ${r.rule}`).join('; ')})`;
 }

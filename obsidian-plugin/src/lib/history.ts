@@ -5,7 +5,7 @@
  * and searching by title. No I/O here: `historyStore.ts` reads and writes.
  */
 import type { AssistantTurn, Turn, UserTurn } from './chat';
-import { ErrorCode, VaskError } from './errors';
+import { ErrorCode, VaskError, isRecord } from './errors';
 import { toScope } from './scope';
 
 /** Version of the history file. Bump it, and teach `migrateRecord` the old shape, when a record changes. */
@@ -69,10 +69,6 @@ export interface ParsedHistory {
 }
 
 const TITLE_MAX = 80;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-	return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function str(v: unknown): string | undefined {
 	return typeof v === 'string' ? v : undefined;

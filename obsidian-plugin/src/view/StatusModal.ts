@@ -1,7 +1,7 @@
 /** Details behind the status bar: server, Ollama, models, index, and files that failed. */
 import { App, Component, MarkdownRenderer, Modal } from 'obsidian';
 import { describeError } from '../lib/errors';
-import { notesCount, toExclusions } from '../lib/exclusions';
+import { notesCount, toExclusions, type Exclusions } from '../lib/exclusions';
 import type { FileProblem, HealthInfo, IndexStatus } from '../lib/types';
 import type { VaskHost } from './host';
 
@@ -89,13 +89,12 @@ export class StatusModal extends Modal {
 
 		this.problems(el, 'Failed files', s.failed ?? [], 'vask-failed');
 		this.problems(el, 'Skipped files', s.skipped ?? [], 'vask-skipped');
-		this.exclusions(el, s);
+		this.exclusions(el, excluded);
 		this.buttons(el);
 	}
 
 	/** How many notes each exclusion rule keeps out. Counts only: the server never sends their paths. */
-	private exclusions(el: HTMLElement, s: IndexStatus): void {
-		const ex = toExclusions(s.excluded);
+	private exclusions(el: HTMLElement, ex: Exclusions): void {
 		if (ex.total === 0) return;
 		el.createEl('h4', { text: `Excluded notes (${ex.total})` });
 		const ul = el.createEl('ul', { cls: ['vask-problems', 'vask-exclusions'] });

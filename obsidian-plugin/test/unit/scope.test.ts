@@ -11,7 +11,7 @@ import {
 	scopeRequestFilters,
 	toScope,
 } from '../../src/lib/scope';
-import { exclusionSummary, toExclusions } from '../../src/lib/exclusions';
+import { notesCount, toExclusions } from '../../src/lib/exclusions';
 
 describe('toScope', () => {
 	it('keeps the strings of a response scope; nothing applied is null', () => {
@@ -162,14 +162,12 @@ describe('exclusions in the status details', () => {
 				{ rule: 'frontmatter vask: exclude', count: 1 },
 			],
 		});
-		expect(exclusionSummary(ex)).toBe(
-			'9 notes (5 by Obsidian excluded files Journal/; 3 by VASK_EXCLUDE Private/**; 1 by frontmatter vask: exclude)',
-		);
 	});
 
 	it('an older server without the field, or junk: none', () => {
-		expect(exclusionSummary(toExclusions(undefined))).toBe('none');
+		expect(toExclusions(undefined)).toEqual({ total: 0, rules: [] });
 		expect(toExclusions({ a: 'x', b: -1, c: 0 })).toEqual({ total: 0, rules: [] });
-		expect(exclusionSummary(toExclusions({ 'VASK_EXCLUDE x': 1 }))).toBe('1 note (1 by VASK_EXCLUDE x)');
+		expect(toExclusions({ 'VASK_EXCLUDE x': 1 })).toEqual({ total: 1, rules: [{ rule: 'VASK_EXCLUDE x', count: 1 }] });
+		expect(notesCount(1)).toBe('1 note');
 	});
 });
