@@ -310,6 +310,7 @@ describe('chat history in Chromium against the real server', () => {
 		// Opened after saving.
 		await expect.poll(() => page.evaluate(() => window.__opened.map((o) => o.linktext))).toEqual([notePath]);
 		const note = readFileSync(join(vask.vault, notePath), 'utf8');
+		await expect.poll(() => onDisk(pluginDir)?.records[0]?.id, { timeout: 5000 }).toBeTruthy();
 		const id = onDisk(pluginDir)!.records[0]!.id;
 		expect(note.startsWith(`---\nvask: exclude\nvask-chat: "${id}"\n`), note).toBe(true);
 		expect(note).toMatch(/\nmodels:\n {2}- "fake-chat"\n/);
@@ -325,7 +326,8 @@ describe('chat history in Chromium against the real server', () => {
 		expect(resolveLink(special!.link)).toEqual({ file: '01 Projects/Launch plan (v2)', heading: 'Risks #1: budget [draft] | v2 ^old' });
 		// The citation in the answer's text is the same link as in the pane.
 		expect(note).toContain(`According to [[${cited!.link}|Launch plan (v2)]]`);
-		expect(onDisk(pluginDir)!.records[0]!.notePath).toBe(notePath);
+		// The history file is written a moment later (writes are throttled), so wait for it.
+		await expect.poll(() => onDisk(pluginDir)?.records[0]?.notePath, { timeout: 5000 }).toBe(notePath);
 
 		// Saving again, after a follow-up, updates the same note.
 		await askAndWait(page, 'When do the invitations for the launch go out?');
