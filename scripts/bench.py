@@ -1201,9 +1201,9 @@ async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, ca
                 stalls.append(stall)
             done.set()
             await beat
-        status = await services.store.note_statuses(services.searcher.active().suffix)
+        indexed, others = await services.store.note_statuses(services.searcher.active().suffix)
         return {
-            "notes": len(status),
+            "notes": indexed + len(others),
             "calls": len(times) - 1,
             "first_call_ms": round(times[0] * 1000, 1),
             "first_call_longest_loop_stall_ms": round(stalls[0] * 1000, 1),

@@ -75,12 +75,10 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
-        statuses = await services.store.note_statuses(active["suffix"])
+        notes, others = await services.store.note_statuses(active["suffix"])
         chunks = await services.store.count_chunks(active["suffix"], int(active["dimension"]))
-        for path, (status, reason) in statuses.items():
-            if status == "ok":
-                notes += 1
-            elif status == "skipped":
+        for path, (status, reason) in others.items():
+            if status == "skipped":
                 skipped.append({"path": path, "reason": reason})
             else:
                 failed.append({"path": path, "reason": reason})
