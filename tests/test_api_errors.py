@@ -1,5 +1,5 @@
 """Every error the server sends is documented where a client looks for it: in the OpenAPI responses
-of the endpoint that sent it and in the README's table, both built from or held to the error
+of the endpoint that sent it and in docs/REFERENCE.md's table, both built from or held to the error
 classes. Each code is provoked here for real, and each documented (status, code) must be one the
 endpoint was seen to send, so the documents can neither miss a code nor claim one."""
 
@@ -20,7 +20,7 @@ from vask_server.web.keys import SERVICES
 from vask_server.web.middleware import errors_middleware
 from vask_server.web.openapi import openapi_document
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+REFERENCE = (Path(__file__).resolve().parent.parent / "docs" / "REFERENCE.md").read_text("utf-8")
 DOCUMENT = openapi_document()
 OPERATIONS = [(path, method) for path, item in DOCUMENT["paths"].items() for method in item]
 STREAMED = "stream"  # the status-like key of an error event in /v1/ask's stream
@@ -61,8 +61,8 @@ def declared(path: str, method: str) -> set[tuple[int | str, str]]:
     return pairs
 
 
-def readme_codes() -> set[tuple[str, int]]:
-    section = README.split("## HTTP API", 1)[1].split("\n## ", 1)[0]
+def documented_codes() -> set[tuple[str, int]]:
+    section = REFERENCE.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
     return {(code, int(status)) for code, status in re.findall(r"^\| `(\w+)` \| (\d{3}) \|", section, re.M)}
 
 
@@ -134,11 +134,11 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
     # each operation documents exactly the errors it was seen to send
     for path, method in OPERATIONS:
         assert declared(path, method) == seen.by_operation.get((path, method), set()), (path, method)
-    # every code a client can receive was provoked, and the README's table has each with its status
+    # every code a client can receive was provoked, and the reference's table has each with its status
     codes = {(cls.code, cls.status) for cls in http_errors()}
     provoked = {code for pairs in seen.by_operation.values() for _, code in pairs} | {c for _, c in routing}
     assert provoked == {code for code, _ in codes}
-    assert readme_codes() == codes
+    assert documented_codes() == codes
     assert DOCUMENT["components"]["schemas"]["ErrorCode"]["enum"] == [cls.code for cls in http_errors()]
 
 

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 
-# Which settings each command takes as flags: the ones it uses (the README's settings table says the
-# same, and a test holds the two together). Every setting can also come from the environment.
+# Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
+# the same, and a test holds the two together). Every setting can also come from the environment.
 _EVERY = ("vault", "index_dir", "log_level")
 _OLLAMA = ("ollama_host", "ollama_headers", "embed_model", "ollama_timeout", "ollama_retries")
 _INDEXING = (

@@ -3,7 +3,8 @@
 The `Settings` dataclass gives each setting its type and its one default; `SETTINGS` adds the
 environment variable, flag, parser and help, and reads its defaults from the dataclass. The CLI
 builds its flags from `SETTINGS`, `load_settings` reads the environment and the flags through it,
-`validate` checks every value, and tests check that the README documents each entry.
+`validate` checks every value, and tests check that the README and docs/REFERENCE.md document each
+entry.
 Nothing is read at import time.
 """
 

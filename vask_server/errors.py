@@ -3,7 +3,7 @@
 Core and adapters raise these; the web layer maps them to one JSON shape
 (`{"error": {"code", "message", "hint"}}`) and the CLI prints message and hint.
 These classes are the one list of error codes: the OpenAPI document is built from them, and a
-test holds the README's table and the server's behaviour to them.
+test holds docs/REFERENCE.md's table and the server's behaviour to them.
 """
 
 from __future__ import annotations
