@@ -11,7 +11,6 @@ import {
 	fixQuestion,
 	isScopeMode,
 	paneScope,
-	parseScopeMisses,
 	scopeChips,
 	scopeRequestFilters,
 	type PaneScope,
@@ -680,11 +679,12 @@ export class ChatView extends ItemView {
 	/**
 	 * `scope_not_found`: a button per closest name, asking the question again
 	 * with that name in place of the one that matched nothing. False when the
-	 * server named none.
+	 * server named none, or sent no `misses` (an older server): the hint then
+	 * says the names in plain text.
 	 */
 	private renderScopeFixes(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): boolean {
 		const e = toVaskError(turn.error);
-		const misses = parseScopeMisses(e.message, e.hint, e.closest).filter((m) => m.closest.length > 0);
+		const misses = e.misses.filter((m) => m.closest.length > 0);
 		if (misses.length === 0) return false;
 		for (const miss of misses) {
 			const row = ui.errorEl.createDiv({ cls: 'vask-scope-fix' });
