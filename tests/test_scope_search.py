@@ -65,9 +65,10 @@ async def test_a_mention_that_names_nothing_is_an_error_with_the_closest_names(f
 
 
 async def test_each_miss_comes_with_its_own_closest_names(fake_ollama, vault, settings_for):
-    # Two mentions that name nothing: a client is told which names go with which, without reading the hint.
+    # Three mentions that name nothing: a client is told which names go with which, without reading the hint.
+    query = 'pricing in [[Launch Tidepol app]] #runing path:"Nowhere Zq"'
     async with running_app(settings_for(vault)) as api:
-        response = await api.post("/v1/search", {"query": 'pricing in [[Launch Tidepol app]] #runing path:"Nowhere Zq"'})
+        response = await api.post("/v1/search", {"query": query})
         error = (await response.json())["error"]
     assert response.status == 400 and error["code"] == "scope_not_found"
     misses = error["misses"]
