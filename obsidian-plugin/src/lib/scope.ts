@@ -4,6 +4,7 @@
  * folder" toggle (sent as request filters), and a mention that matched nothing
  * (`scope_not_found`, with the closest names).
  */
+import { basenameNoExt, folderOf, isMarkdownPath } from './paths';
 import type { Filters } from './types';
 
 /** What the server says it searched within; null: the whole vault. */
@@ -34,12 +35,6 @@ export function isScopeMode(v: unknown): v is ScopeMode {
 	return typeof v === 'string' && (SCOPE_MODES as readonly string[]).includes(v);
 }
 
-/** "01 Projects/Plan.md" → "01 Projects"; "" at the vault's root. */
-export function folderOf(path: string): string {
-	const i = path.lastIndexOf('/');
-	return i === -1 ? '' : path.slice(0, i);
-}
-
 /** The toggle's choice made concrete for one question. */
 export interface PaneScope {
 	kind: 'note' | 'folder';
@@ -58,7 +53,7 @@ export type PaneScopeResult =
  */
 export function paneScope(mode: ScopeMode, activePath: string | null): PaneScopeResult {
 	if (mode === 'all') return { ok: true, scope: null };
-	if (!activePath || !/\.md$/i.test(activePath)) {
+	if (!activePath || !isMarkdownPath(activePath)) {
 		return {
 			ok: false,
 			reason: `No note is open, so there is no ${mode === 'note' ? 'note' : 'folder'} to ask about. Open a note, or choose “All notes”.`,
@@ -87,10 +82,6 @@ export interface ScopeChip {
 	fromPane: boolean;
 }
 
-function noteLabel(path: string): string {
-	return path.slice(path.lastIndexOf('/') + 1).replace(/\.md$/i, '');
-}
-
 /**
  * The chips above an answer: the toggle's note or folder first, then what the
  * question named. Nested tags the server added go inside their parent's chip.
@@ -108,13 +99,13 @@ export function scopeChips(applied: AppliedScope | null, pane: PaneScope | null)
 		add({
 			kind: pane.kind,
 			value: pane.path,
-			label: pane.kind === 'note' ? noteLabel(pane.path) : pane.path,
+			label: pane.kind === 'note' ? basenameNoExt(pane.path) : pane.path,
 			includes: [],
 			fromPane: true,
 		});
 	}
 	if (!applied) return chips;
-	for (const path of applied.notes) add({ kind: 'note', value: path, label: noteLabel(path), includes: [], fromPane: false });
+	for (const path of applied.notes) add({ kind: 'note', value: path, label: basenameNoExt(path), includes: [], fromPane: false });
 	const tags = applied.tags;
 	for (const tag of tags) {
 		const parent = tags.find((t) => t !== tag && tag.startsWith(t + '/'));

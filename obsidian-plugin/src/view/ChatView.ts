@@ -21,9 +21,9 @@ import { askParams } from '../lib/settings';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
-import { createInternalLink, wireInternalLinks } from './links';
+import { createInternalLink, openLink, wireInternalLinks } from './links';
 import { SuggestPopup } from './SuggestPopup';
-import { openNote, revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
+import { revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
 
 export const VIEW_TYPE_CHAT = 'vask-chat';
 
@@ -637,10 +637,16 @@ export class ChatView extends ItemView {
 		el.createSpan({ cls: 'vask-scope-chip-text', text: chip.label });
 		if (chip.includes.length) el.createSpan({ cls: 'vask-scope-chip-more', text: `+${chip.includes.length}` });
 		el.addEventListener('click', (evt) => {
-			if (chip.kind === 'note') openNote(this.app, chip.value, evt);
+			if (chip.kind === 'note') openLink(this.app, stripMd(chip.value), '', evt);
 			else if (chip.kind === 'tag') searchTag(this.app, chip.value);
 			else revealFolder(this.app, chip.value);
 		});
+		// A middle-click opens a note chip's note in a new tab, as on a link (a button gets no click for it).
+		if (chip.kind === 'note') {
+			el.addEventListener('auxclick', (evt) => {
+				if (evt.button === 1) openLink(this.app, stripMd(chip.value), '', evt);
+			});
+		}
 	}
 
 	/** After the stream: copy button, or the error / "stopped" note. */

@@ -806,7 +806,11 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(chipsFirst).toBe(true);
 		await chip.click();
 		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(2);
-		expect(await page.evaluate(() => window.__opened[1]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
+		expect(await page.evaluate(() => window.__opened[1])).toEqual({ linktext: '02 Areas/Health/Knee pain - physio notes', sourcePath: '', newLeaf: false });
+		// a middle-click opens it in a new tab, as on a link
+		await chip.click({ button: 'middle' });
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(3);
+		expect(await page.evaluate(() => window.__opened[2])).toEqual({ linktext: '02 Areas/Health/Knee pain - physio notes', sourcePath: '', newLeaf: 'tab' });
 
 		// Still "This note" for the next question; then "This folder".
 		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('This note');

@@ -3,7 +3,6 @@ import {
 	codeNames,
 	fixQuestion,
 	folderMention,
-	folderOf,
 	nameKind,
 	paneScope,
 	scopeChips,
@@ -12,6 +11,7 @@ import {
 	toScopeMisses,
 } from '../../src/lib/scope';
 import { notesCount, toExclusions } from '../../src/lib/exclusions';
+import { folderOf } from '../../src/lib/paths';
 
 describe('toScope', () => {
 	it('keeps the strings of a response scope; nothing applied is null', () => {
