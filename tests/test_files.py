@@ -83,7 +83,9 @@ def test_a_board_becomes_headed_sections_in_reading_order_with_links_and_edge_la
 
 
 def test_board_chunks_follow_its_groups_and_open_the_board():
-    chunks = canvas_chunks(board_note())
+    note = board_note()
+    everything = canvas_chunks(note)
+    chunks = [c for c in everything if c.kind == "chunk"]
     by_heading = {chunk.heading: chunk.text for chunk in chunks}
     # small groups are not merged into their neighbours: each is its own chunk
     # ("Later" holds nothing but a card with a heading of its own: its chunk is named by that heading)
@@ -91,7 +93,12 @@ def test_board_chunks_follow_its_groups_and_open_the_board():
     assert set(by_heading) == {"Roadmap", "Roadmap > Now", later, "Roadmap > Later > Someday"}
     assert "zorbling" in by_heading["Roadmap > Now"] and "zorbling" not in by_heading[later]
     assert "not frontmatter" in by_heading["Roadmap > Later > Someday"]
-    assert all(chunk.anchor == "" and chunk.page is None for chunk in chunks)
+    assert all(chunk.anchor == "" and chunk.page is None for chunk in everything)
+    # the board's note-level record follows its chunks, unless records are off
+    assert [c.kind for c in everything] == ["chunk"] * len(chunks) + ["note"] and "Roadmap" in everything[-1].text
+    assert canvas_chunks(note, with_record=False) == chunks
+    # an empty board has nothing to search: not even a record of its title
+    assert canvas_chunks(canvas_note("Empty.canvas", {"nodes": [], "edges": []})) == []
 
 
 @pytest.mark.parametrize(

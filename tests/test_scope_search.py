@@ -64,6 +64,27 @@ async def test_a_mention_that_names_nothing_is_an_error_with_the_closest_names(f
         assert len(fake_ollama.fake.chat_requests) == chats
 
 
+async def test_each_miss_comes_with_its_own_closest_names(fake_ollama, vault, settings_for):
+    # Three mentions that name nothing: a client is told which names go with which, without reading the hint.
+    query = 'pricing in [[Launch Tidepol app]] #runing path:"Nowhere Zq"'
+    async with running_app(settings_for(vault)) as api:
+        response = await api.post("/v1/search", {"query": query})
+        error = (await response.json())["error"]
+    assert response.status == 400 and error["code"] == "scope_not_found"
+    misses = error["misses"]
+    assert [(m["kind"], m["written"]) for m in misses] == [
+        ("note", "[[Launch Tidepol app]]"),
+        ("folder", 'path:"Nowhere Zq"'),
+        ("tag", "#runing"),
+    ]
+    assert misses[0]["closest"][0] == "[[Launch Tidepool app]]" and "#running" in misses[2]["closest"]
+    assert not any(name.startswith("#") for name in misses[0]["closest"])
+    assert not any(name.startswith("[[") for name in misses[2]["closest"])
+    assert misses[1]["closest"] == []  # nothing near: the hint gives advice instead
+    # the flat list stays for older clients: every miss's names, in order
+    assert error["closest"] == [name for miss in misses for name in miss["closest"]]
+
+
 async def test_an_answer_carries_its_scope_and_sources_only_from_it(fake_ollama, vault, settings_for):
     async with running_app(settings_for(vault)) as api:
         events = await api.ask_events({"question": "in [[Launch Tidepool app]], what is the launch plan?"})

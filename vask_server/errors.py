@@ -8,7 +8,9 @@ test holds docs/REFERENCE.md's table and the server's behaviour to them.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 
 class VaskError(Exception):
@@ -34,17 +36,38 @@ class BadRequest(VaskError):
     summary = "Invalid request: body, field or path (a path leaving the vault included)"
 
 
+ScopeKind = Literal["note", "tag", "folder"]  # what a scope mention names
+
+
+@dataclass(frozen=True)
+class ScopeMiss:
+    """One mention in a question that names nothing in the index, as a client receives it."""
+
+    kind: ScopeKind
+    written: str  # as in the question: "[[Projct X]]", "#runing", 'path:"Projcts"'
+    closest: tuple[str, ...]  # how to write the nearest names the index holds, closest first
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "written": self.written, "closest": list(self.closest)}
+
+
 class ScopeNotFound(VaskError):
     code = "scope_not_found"
     status = 400
     summary = "A [[Note]], #tag or path:Folder in the question names nothing in the index"
 
-    def __init__(self, message: str, hint: str, closest: list[str] | None = None) -> None:
+    def __init__(self, message: str, hint: str, misses: Sequence[ScopeMiss] = ()) -> None:
         super().__init__(message, hint)
-        self.closest = closest or []  # how to write the nearest names the index holds: a client can offer them
+        # Each miss with its own closest names, so a client can offer them without reading the hint.
+        self.misses = tuple(misses)
+
+    @property
+    def closest(self) -> list[str]:
+        """Every miss's closest names in one list: what clients read before `misses` existed."""
+        return [name for miss in self.misses for name in miss.closest]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "closest": self.closest}
+        return {**super().to_dict(), "misses": [miss.to_dict() for miss in self.misses], "closest": self.closest}
 
 
 class Unauthorized(VaskError):

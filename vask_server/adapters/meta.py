@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.atomic import write_atomic
 from vask_server.core.embed_prompts import prompts_for
 
 log = logging.getLogger(__name__)
@@ -77,9 +76,4 @@ def read_meta(index_dir: Path) -> IndexMeta:
 
 def write_meta(index_dir: Path, meta: IndexMeta) -> None:
     """A crash leaves the old file or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(dir=index_dir, prefix=".index.", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(asdict(meta), handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, index_dir / META_FILE)
+    write_atomic(index_dir / META_FILE, json.dumps(asdict(meta), indent=2))

@@ -10,12 +10,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.atomic import write_atomic
 from vask_server.adapters.meta import IndexMeta, table_suffix
 from vask_server.adapters.vault import FileStat
 
@@ -40,10 +39,7 @@ def scan_digest(notes: Mapping[str, FileStat]) -> str:
 
 def save_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mapping[str, FileStat]) -> None:
     data = {"model": model, "fingerprint": fingerprint, "notes": len(notes), "digest": scan_digest(notes)}
-    fd, tmp = tempfile.mkstemp(dir=index_dir, prefix=".snapshot.", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(tmp, _path(index_dir))
+    write_atomic(_path(index_dir), json.dumps(data))
 
 
 def clear_snapshot(index_dir: Path) -> None:

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.atomic import write_atomic
 from vask_server.adapters.folders import ensure_index_dir
 from vask_server.errors import ConfigError
 
@@ -59,16 +60,6 @@ def read_token(index_dir: Path) -> str | None:
     except FileNotFoundError:
         return None
     return token or None
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Atomically (a reader sees the old file or the new one), readable by this user only."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
 
 
 @contextlib.contextmanager
@@ -106,7 +97,7 @@ def _devices(index_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _save_devices(index_dir: Path, devices: dict[str, dict[str, Any]]) -> None:
-    _write_private(index_dir / DEVICES_FILE, json.dumps({"version": 1, "devices": devices}, indent=2) + "\n")
+    write_atomic(index_dir / DEVICES_FILE, json.dumps({"version": 1, "devices": devices}, indent=2) + "\n")
 
 
 def ensure_token(index_dir: Path) -> str:
@@ -118,7 +109,7 @@ def ensure_token(index_dir: Path) -> str:
         token = existing
     else:
         token = secrets.token_urlsafe(32)
-        _write_private(token_path(index_dir), token + "\n")
+        write_atomic(token_path(index_dir), token + "\n")
     if not (index_dir / DEVICES_FILE).exists():
         with _locked(index_dir):
             _save_devices(index_dir, _devices(index_dir))
@@ -268,6 +259,6 @@ class TokenRegistry:
             self._refresh()
             merged = {**_read_json(self.index_dir / USED_FILE), **self._used}
             merged = {k: v for k, v in merged.items() if k in self._digests}  # revoked devices drop out
-            _write_private(self.index_dir / USED_FILE, json.dumps(merged, indent=2) + "\n")
+            write_atomic(self.index_dir / USED_FILE, json.dumps(merged, indent=2) + "\n")
         except (OSError, ConfigError):
             pass  # a last-used time is not worth failing a request over

@@ -11,17 +11,17 @@ cards of the group its start lies in. Line numbers count these lines, not the fi
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from vask_server.core.chunk import ChunkOptions, chunk_note
-from vask_server.core.links import LinkResolver
+from vask_server.core.chunk import ChunkOptions
+from vask_server.core.describe import sectioned_chunks
+from vask_server.core.filetypes import display_name
+from vask_server.core.links import LinkResolver, note_name
 from vask_server.core.models import Chunk, Heading, Link, Note
 from vask_server.core.parse import LINE_BLANK, LINE_HEADING, parse_note
 
-CANVAS_SUFFIX = ".canvas"
 _MAX_LEVEL = 6
 _NAME_CHARS = 60  # how much of a text card names it in an edge's line
 
@@ -50,11 +50,6 @@ class _Node:
         return self is not other and self.x <= cx <= self.x + self.width and self.y <= cy <= self.y + self.height
 
 
-def canvas_title(path: str) -> str:
-    name = posixpath.basename(path)
-    return name[: -len(CANVAS_SUFFIX)] if name.lower().endswith(CANVAS_SUFFIX) else name
-
-
 def canvas_note(path: str, data: object, resolver: LinkResolver | None = None) -> Note:
     """The board as a Note. Raises CanvasError when `data` (parsed JSON) is not a board."""
     nodes, edges, warnings = _read(path, data)
@@ -77,7 +72,7 @@ def canvas_note(path: str, data: object, resolver: LinkResolver | None = None) -
             edges_by_group.setdefault(parent_of.get(str(edge.get("fromNode"))), []).append(edge)
     # The title as a heading first: cards outside every group sit under it (the chunker leaves a
     # heading that repeats the title out of the heading path), and a card cannot be read as frontmatter.
-    title = canvas_title(path)
+    title = display_name(path)
     builder.heading(1, title)
     builder.place(top, 0, by_id, edges_by_group, None)
     return Note(
@@ -94,11 +89,11 @@ def canvas_note(path: str, data: object, resolver: LinkResolver | None = None) -
     )
 
 
-def canvas_chunks(note: Note, options: ChunkOptions | None = None) -> list[Chunk]:
+def canvas_chunks(note: Note, options: ChunkOptions | None = None, *, with_record: bool = True) -> list[Chunk]:
     """Chunks that follow the board's groups: a small group is not merged into its neighbour, and
-    every chunk opens the board itself (a canvas has no headings to link to)."""
-    options = replace(options or ChunkOptions(), min_tokens=0)
-    return [replace(chunk, anchor="") for chunk in chunk_note(note, options)]
+    every chunk opens the board itself (a canvas has no headings to link to); plus, with
+    `with_record`, the board's note-level record."""
+    return sectioned_chunks(note, options, record_of=note if with_record else None)
 
 
 def _read(path: str, data: object) -> tuple[list[_Node], list[Mapping[str, Any]], list[str]]:
@@ -212,8 +207,7 @@ def _name(node: _Node) -> str:
         first = next((line.strip(" #") for line in text.splitlines() if line.strip()), "")
         return first if len(first) <= _NAME_CHARS else first[: _NAME_CHARS - 1] + "…"
     if node.type == "file" and isinstance(data.get("file"), str):
-        name = posixpath.basename(str(data["file"]))
-        return name[:-3] if name.lower().endswith(".md") else name
+        return note_name(str(data["file"]))
     if node.type == "group" and isinstance(data.get("label"), str):
         return str(data["label"])
     if node.type == "link" and isinstance(data.get("url"), str):

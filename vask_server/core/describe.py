@@ -8,7 +8,9 @@ from their link labels, so "which books did I file under productivity?" can matc
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
+from vask_server.core.chunk import ChunkOptions, chunk_note
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import LINE_BLANK, LINE_CODE, LINE_FENCE, LINE_HEADING, LINE_META
 from vask_server.core.tokens import count_tokens
@@ -93,3 +95,13 @@ def note_record(note: Note) -> Chunk | None:
         ordinal=-1,
         kind="note",
     )
+
+
+def sectioned_chunks(note: Note, options: ChunkOptions | None, *, record_of: Note | None) -> list[Chunk]:
+    """Chunks of a file whose sections must stay apart (a board's groups, a document's pages): a
+    small section is not merged into its neighbour, and every chunk opens the file itself, not a
+    heading. With `record_of`, the note-level record made from it follows, when there are chunks."""
+    options = replace(options or ChunkOptions(), min_tokens=0)
+    chunks = [replace(chunk, anchor="") for chunk in chunk_note(note, options)]
+    record = note_record(record_of) if record_of is not None and chunks else None
+    return [*chunks, *([record] if record else [])]

@@ -7,13 +7,13 @@ and a small page is never merged into the next; each chunk then records its page
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from vask_server.core.chunk import ChunkOptions, chunk_note
-from vask_server.core.describe import note_record
+from vask_server.core.chunk import ChunkOptions
+from vask_server.core.describe import sectioned_chunks
+from vask_server.core.filetypes import display_name
 from vask_server.core.models import Chunk, Heading, Note
 from vask_server.core.parse import LINE_BLANK, LINE_HEADING, LINE_TEXT
 
@@ -26,7 +26,7 @@ def document_title(path: str, metadata_title: str) -> str:
     title = " ".join(metadata_title.split())
     if title and title.casefold() not in {"untitled", "title", "document"} and not title.lower().endswith(".docx"):
         return title
-    return posixpath.splitext(posixpath.basename(path))[0]
+    return display_name(path)
 
 
 def paged_note(path: str, title: str, pages: Sequence[str]) -> Note:
@@ -72,11 +72,7 @@ def page_of_lines(note: Note) -> list[int]:
 def paged_chunks(note: Note, options: ChunkOptions | None = None, *, with_record: bool = True) -> list[Chunk]:
     """Chunks of one page each at most, each with its page; plus, with `with_record`, a note-level
     record (title and opening) that opens the first page."""
-    options = replace(options or ChunkOptions(), min_tokens=0)  # (merging small sections would join pages)
+    # The record without the page headings: "Sections: Page 1; Page 2…" says nothing.
+    chunks = sectioned_chunks(note, options, record_of=replace(note, headings=()) if with_record else None)
     pages = page_of_lines(note)
-    chunks = [replace(c, anchor="", page=pages[c.line_start - 1]) for c in chunk_note(note, options)]
-    if with_record:
-        record = note_record(replace(note, headings=()))  # "Sections: Page 1; Page 2…" says nothing
-        if record is not None:
-            chunks.append(replace(record, page=pages[0] if pages else None))
-    return chunks
+    return [replace(c, page=pages[c.line_start - 1]) for c in chunks]  # the record's line 1: the first page

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from vask_server.core.links import note_name
 from vask_server.core.parse import normalize_tag
+from vask_server.errors import ScopeKind, ScopeMiss
 
 # [[Note]], [[Folder/Note|alias]], [[Note#Heading]]: the target before | and #
 _NOTE_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
@@ -32,7 +33,7 @@ _CLOSEST = 3
 
 @dataclass(frozen=True)
 class Mention:
-    kind: str  # "note", "tag" or "folder"
+    kind: ScopeKind
     written: str  # as in the question: "[[Project X]]", "#running", 'path:"01 Projects"'
     value: str  # the name, tag or folder it names
 
@@ -101,6 +102,10 @@ class Unmatched:
     def message(self) -> str:
         what = {"note": "note", "tag": "tag", "folder": "folder"}[self.mention.kind]
         return f"No {what} {self.mention.written} in the index."
+
+    def miss(self) -> ScopeMiss:
+        """This miss as the error sends it to a client."""
+        return ScopeMiss(self.mention.kind, self.mention.written, self.closest)
 
     def hint(self) -> str:
         if not self.closest:

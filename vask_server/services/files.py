@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.vault import NoteUnreadable, Vault
 from vask_server.core.canvas import CanvasError, canvas_chunks, canvas_note
-from vask_server.core.describe import note_record
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.paged import document_title, paged_chunks, paged_note
@@ -41,17 +40,17 @@ def read_canvas(vault: Vault, path: str, options: IndexOptions, resolver: LinkRe
         note = canvas_note(path, data, resolver)
     except CanvasError as exc:
         raise NoteUnreadable(f"invalid canvas: {exc}; nothing of it is indexed") from None
-    chunks = canvas_chunks(note, options.chunking)
-    record = note_record(note) if options.note_records and chunks else None
-    return ReadFile(note, [*chunks, *([record] if record else [])], _hash(text), [*warnings, *note.warnings])
+    chunks = canvas_chunks(note, options.chunking, with_record=options.note_records)
+    return ReadFile(note, chunks, content_hash(text), [*warnings, *note.warnings])
 
 
 def read_pdf(vault: Vault, reader: PdfReader, path: str, options: IndexOptions) -> ReadFile:
     document = reader.read(vault.resolve(path))
     note = paged_note(path, document_title(path, document.title), document.pages)
     chunks = paged_chunks(note, options.chunking, with_record=options.note_records)
-    return ReadFile(note, chunks, _hash("\f".join(document.pages)))
+    return ReadFile(note, chunks, content_hash("\f".join(document.pages)))
 
 
-def _hash(text: str) -> str:
+def content_hash(text: str) -> str:
+    """What a file's text is, for the manifest: a changed hash means the file must be read again."""
     return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]

@@ -8,7 +8,6 @@ removed after new ones are written, so a moved note finds its old vectors by con
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import posixpath
@@ -36,7 +35,7 @@ from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
-from vask_server.services.files import ReadFile, read_canvas, read_pdf
+from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
 from vask_server.services.options import excluder_for, with_vault_dates
 
 log = logging.getLogger(__name__)
@@ -360,7 +359,7 @@ class Indexer:
                 out.append(item)
                 continue
             item.warnings.extend(warnings)
-            item.content_hash = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
+            item.content_hash = content_hash(text)
             try:
                 note = parse_note(path, text, resolver)
                 if opted_out(note.frontmatter):

@@ -410,11 +410,10 @@ class Searcher:
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
-    closest = [name for miss in unmatched for name in miss.closest]
     return ScopeNotFound(
         " ".join(miss.message() for miss in unmatched),
         " ".join(miss.hint() for miss in unmatched),
-        closest,
+        [miss.miss() for miss in unmatched],
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, get_args
 
 from vask_server import __version__
 from vask_server.errors import (
@@ -17,6 +17,7 @@ from vask_server.errors import (
     OllamaFailed,
     OllamaUnavailable,
     PayloadTooLarge,
+    ScopeKind,
     ScopeNotFound,
     TooManyAttempts,
     Unauthorized,
@@ -112,9 +113,25 @@ _SCHEMAS: dict[str, Any] = {
                     "code": {"$ref": "#/components/schemas/ErrorCode"},
                     "message": {"type": "string"},
                     "hint": {"type": "string", "description": "what to do about it; may be empty"},
+                    "misses": {
+                        "type": "array",
+                        "description": "scope_not_found only: each mention that names nothing, with its closest names",
+                        "items": {
+                            "type": "object",
+                            "required": ["kind", "written", "closest"],
+                            "properties": {
+                                "kind": {"type": "string", "enum": list(get_args(ScopeKind))},
+                                "written": {"type": "string", "description": "the mention as the question wrote it"},
+                                "closest": {
+                                    **_STRINGS,
+                                    "description": "how to write the nearest names the index holds, closest first",
+                                },
+                            },
+                        },
+                    },
                     "closest": {
                         **_STRINGS,
-                        "description": "scope_not_found only: the nearest names the index holds, as they are written",
+                        "description": "scope_not_found only: every miss's closest names in one list (see misses)",
                     },
                 },
             }

@@ -43,14 +43,14 @@ export class VaskError extends Error {
 		readonly hint: string = '',
 		/** HTTP status, or 0 when there was no HTTP response. */
 		readonly status: number = 0,
-		/** `scope_not_found`: how to write the nearest names the index holds (`[[Note]]`, `#tag`, `path:"…"`). */
-		readonly closest: readonly string[] = [],
+		/** `scope_not_found`: each mention that named nothing, with how to write the nearest names the index holds. */
+		readonly misses: readonly ScopeMiss[] = [],
 	) {
 		super(message);
 	}
 }
 
-import { codeNames } from './scope';
+import { codeNames, toScopeMisses, type ScopeMiss } from './scope';
 
 const CODE_BY_STATUS: Record<number, string> = {
 	400: ErrorCode.badRequest,
@@ -74,8 +74,7 @@ export function errorFromBody(body: unknown, status: number): VaskError | null {
 	const code = typeof e.code === 'string' && e.code ? e.code : CODE_BY_STATUS[status] ?? ErrorCode.internal;
 	const message = typeof e.message === 'string' ? e.message : '';
 	const hint = typeof e.hint === 'string' ? e.hint : '';
-	const closest = Array.isArray(e.closest) ? e.closest.filter((c): c is string => typeof c === 'string' && c !== '') : [];
-	return new VaskError(code, message, hint, status, closest);
+	return new VaskError(code, message, hint, status, toScopeMisses(e.misses));
 }
 
 /** Reads a failed response's body and turns it into a VaskError. Never throws. */
@@ -282,7 +281,7 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): PlainError 
 			};
 		case ErrorCode.scopeNotFound:
 			// The server's message names the mention and its hint the closest names; the chat pane
-			// also turns those names into buttons that ask again with them.
+			// also turns the error's misses into buttons that ask again with those names.
 			return {
 				code: e.code,
 				message: codeNames(serverMsg) || 'Your question names a note, tag or folder that is not in the index.',

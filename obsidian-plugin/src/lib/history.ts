@@ -6,7 +6,7 @@
  */
 import type { AssistantTurn, Turn, UserTurn } from './chat';
 import { ErrorCode, VaskError, isRecord } from './errors';
-import { toScope } from './scope';
+import { toScope, toScopeMisses, type ScopeMiss } from './scope';
 
 /** Version of the history file. Bump it, and teach `migrateRecord` the old shape, when a record changes. */
 export const HISTORY_VERSION = 1;
@@ -32,6 +32,8 @@ export interface StoredError {
 	code: string;
 	message: string;
 	hint?: string;
+	/** `scope_not_found`: kept so that a reopened chat still offers to ask again with the closest names. */
+	misses?: ScopeMiss[];
 }
 
 export interface ChatRecord {
@@ -91,13 +93,15 @@ export function newChatId(now: Date = new Date(), random: () => number = Math.ra
 
 /** An error (a VaskError, an Error, anything) as plain data to keep. */
 export function storedError(err: unknown): StoredError {
-	if (err instanceof VaskError) return err.hint ? { code: err.code, message: err.message, hint: err.hint } : { code: err.code, message: err.message };
-	if (isRecord(err) && typeof err.code === 'string') {
-		const out: StoredError = { code: err.code, message: str(err.message) ?? '' };
-		if (typeof err.hint === 'string' && err.hint) out.hint = err.hint;
-		return out;
+	if (!(err instanceof VaskError) && !(isRecord(err) && typeof err.code === 'string')) {
+		return { code: ErrorCode.internal, message: err instanceof Error ? err.message : String(err) };
 	}
-	return { code: ErrorCode.internal, message: err instanceof Error ? err.message : String(err) };
+	// A VaskError, or one read back from disk (checked: the file may have been edited by hand).
+	const out: StoredError = { code: err.code as string, message: str(err.message) ?? '' };
+	if (typeof err.hint === 'string' && err.hint) out.hint = err.hint;
+	const misses = toScopeMisses(err.misses);
+	if (misses.length > 0) out.misses = misses;
+	return out;
 }
 
 /** A turn as kept on disk: plain data (the error made plain). */
@@ -141,7 +145,7 @@ export function liveTurns(record: ChatRecord): Turn[] {
 		const copy = JSON.parse(JSON.stringify(t)) as Turn;
 		if (copy.role === 'assistant' && isRecord(copy.error)) {
 			const e = storedError(copy.error);
-			copy.error = new VaskError(e.code, e.message, e.hint ?? '');
+			copy.error = new VaskError(e.code, e.message, e.hint ?? '', 0, e.misses ?? []);
 		}
 		return copy;
 	});

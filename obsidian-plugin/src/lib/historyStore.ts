@@ -17,6 +17,7 @@ import {
 	type ChatSummary,
 	type HistoryLimits,
 } from './history';
+import { folderOf } from './paths';
 
 /** What the store needs of a file system (a subset of Obsidian's DataAdapter). */
 export interface HistoryFiles {
@@ -240,7 +241,7 @@ export class HistoryStore {
 		for (const r of dropped) this.records.delete(r.id);
 		const text = serializeHistory(kept, this.current);
 		try {
-			const dir = this.path.slice(0, this.path.lastIndexOf('/'));
+			const dir = folderOf(this.path);
 			if (dir && !(await this.files.exists(dir))) await this.files.mkdir(dir);
 			await this.files.write(this.path, text);
 			this.writeFailing = false;

@@ -20,6 +20,12 @@ export function basenameNoExt(path: string): string {
 	return stripMd(name);
 }
 
+/** "01 Projects/Plan.md" → "01 Projects"; "" at the vault's root. */
+export function folderOf(path: string): string {
+	const i = path.lastIndexOf('/');
+	return i === -1 ? '' : path.slice(0, i);
+}
+
 /**
  * Link text for openLinkText: path without .md, plus `#heading` when there is one; a PDF's path
  * plus `#page=N`, which Obsidian's PDF viewer opens at that page.

@@ -4,6 +4,7 @@
  * folder" toggle (sent as request filters), and a mention that matched nothing
  * (`scope_not_found`, with the closest names).
  */
+import { basenameNoExt, folderOf, isMarkdownPath } from './paths';
 import type { Filters } from './types';
 
 /** What the server says it searched within; null: the whole vault. */
@@ -34,12 +35,6 @@ export function isScopeMode(v: unknown): v is ScopeMode {
 	return typeof v === 'string' && (SCOPE_MODES as readonly string[]).includes(v);
 }
 
-/** "01 Projects/Plan.md" → "01 Projects"; "" at the vault's root. */
-export function folderOf(path: string): string {
-	const i = path.lastIndexOf('/');
-	return i === -1 ? '' : path.slice(0, i);
-}
-
 /** The toggle's choice made concrete for one question. */
 export interface PaneScope {
 	kind: 'note' | 'folder';
@@ -58,7 +53,7 @@ export type PaneScopeResult =
  */
 export function paneScope(mode: ScopeMode, activePath: string | null): PaneScopeResult {
 	if (mode === 'all') return { ok: true, scope: null };
-	if (!activePath || !/\.md$/i.test(activePath)) {
+	if (!activePath || !isMarkdownPath(activePath)) {
 		return {
 			ok: false,
 			reason: `No note is open, so there is no ${mode === 'note' ? 'note' : 'folder'} to ask about. Open a note, or choose “All notes”.`,
@@ -87,10 +82,6 @@ export interface ScopeChip {
 	fromPane: boolean;
 }
 
-function noteLabel(path: string): string {
-	return path.slice(path.lastIndexOf('/') + 1).replace(/\.md$/i, '');
-}
-
 /**
  * The chips above an answer: the toggle's note or folder first, then what the
  * question named. Nested tags the server added go inside their parent's chip.
@@ -108,13 +99,13 @@ export function scopeChips(applied: AppliedScope | null, pane: PaneScope | null)
 		add({
 			kind: pane.kind,
 			value: pane.path,
-			label: pane.kind === 'note' ? noteLabel(pane.path) : pane.path,
+			label: pane.kind === 'note' ? basenameNoExt(pane.path) : pane.path,
 			includes: [],
 			fromPane: true,
 		});
 	}
 	if (!applied) return chips;
-	for (const path of applied.notes) add({ kind: 'note', value: path, label: noteLabel(path), includes: [], fromPane: false });
+	for (const path of applied.notes) add({ kind: 'note', value: path, label: basenameNoExt(path), includes: [], fromPane: false });
 	const tags = applied.tags;
 	for (const tag of tags) {
 		const parent = tags.find((t) => t !== tag && tag.startsWith(t + '/'));
@@ -131,7 +122,7 @@ export function scopeChips(applied: AppliedScope | null, pane: PaneScope | null)
 	return chips;
 }
 
-/** A scope mention that matched nothing, read from the server's `scope_not_found` error. */
+/** A scope mention that matched nothing, as the server's `scope_not_found` error lists it in `misses`. */
 export interface ScopeMiss {
 	kind: 'note' | 'tag' | 'folder';
 	/** As written in the question: "[[Projct X]]", "#runing", 'path:"Projcts"'. */
@@ -140,41 +131,27 @@ export interface ScopeMiss {
 	closest: string[];
 }
 
-/** `[[...]]`, `path:"..."`, `path:word` or `#tag`, as the server writes names in its messages. */
-const NAME_RE = /\[\[[^\]\n]+\]\]|path:"[^"\n]+"|path:\S+?(?=[,.]?(?:\s|$))|#[\p{L}\p{N}_\-/]+/gu;
-const MISS_RE = /No (note|tag|folder) (.+?) in the index\./g;
-
-/** In a hint, where one miss's part starts: its closest names, or the advice given when there are none. */
-const HINT_PART_RE = /Closest:|Check the spelling/g;
+const MISS_KINDS: ReadonlySet<string> = new Set(['note', 'tag', 'folder']);
 
 /**
- * The mentions that matched nothing and their closest names, from the
- * error's message ("No note [[Projct X]] in the index. No tag #runing in the
- * index.") and hint ("Closest: [[Project X]], [[Project Y]]. Closest:
- * #running."), one part of the hint per miss, in order. `closest`: the
- * error's own list of all the names (the server sends it too); used when the
- * hint cannot be read that way, with every name going to the first miss.
- * Empty when the message has another shape.
+ * The `misses` of a `scope_not_found` error (or of one kept in the history),
+ * checked: entries of another shape are dropped. Empty when absent (a server
+ * from before `misses`): the error is then shown as plain text, without buttons.
  */
-export function parseScopeMisses(message: string, hint: string, closest: readonly string[] = []): ScopeMiss[] {
-	const misses: ScopeMiss[] = [];
-	for (const m of message.matchAll(MISS_RE)) {
-		misses.push({ kind: m[1] as ScopeMiss['kind'], written: m[2]!, closest: [] });
+export function toScopeMisses(v: unknown): ScopeMiss[] {
+	if (!Array.isArray(v)) return [];
+	const out: ScopeMiss[] = [];
+	for (const m of v) {
+		if (typeof m !== 'object' || m === null || Array.isArray(m)) continue;
+		const o = m as Record<string, unknown>;
+		if (typeof o.kind !== 'string' || !MISS_KINDS.has(o.kind) || typeof o.written !== 'string' || o.written === '') continue;
+		out.push({ kind: o.kind as ScopeMiss['kind'], written: o.written, closest: strings(o.closest) });
 	}
-	if (misses.length === 0) return misses;
-	const starts = [...hint.matchAll(HINT_PART_RE)].map((m) => m.index);
-	const parts = starts.map((start, i) => hint.slice(start, starts[i + 1] ?? hint.length));
-	const names = (part: string): string[] => (part.startsWith('Closest:') ? [...part.matchAll(NAME_RE)].map((x) => x[0]) : []);
-	const all = parts.flatMap(names);
-	const fits = parts.length === misses.length && (closest.length === 0 || sameNames(all, closest));
-	if (fits) parts.forEach((part, i) => (misses[i]!.closest = names(part)));
-	else misses[0]!.closest = closest.length > 0 ? [...closest] : all;
-	return misses;
+	return out;
 }
 
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-	return a.length === b.length && a.every((x, i) => x === b[i]);
-}
+/** `[[...]]`, `path:"..."`, `path:word` or `#tag`, as the server writes names in its messages. */
+const NAME_RE = /\[\[[^\]\n]+\]\]|path:"[^"\n]+"|path:\S+?(?=[,.]?(?:\s|$))|#[\p{L}\p{N}_\-/]+/gu;
 
 /** Names put in code spans, so that Markdown shows `[[Projct X]]` as written, not as a link to nothing. */
 export function codeNames(text: string): string {
@@ -185,7 +162,7 @@ export function codeNames(text: string): string {
 export function fixQuestion(question: string, written: string, replacement: string): string {
 	const i = question.indexOf(written);
 	if (i !== -1) return question.slice(0, i) + replacement + question.slice(i + written.length);
-	// Written differently in the question (e.g. `[[Projct X|alias]]` is reported as its target): case-blind.
+	// Not there as the server reported it (the question was edited, or cased differently): case-blind.
 	const j = question.toLowerCase().indexOf(written.toLowerCase());
 	if (j !== -1) return question.slice(0, j) + replacement + question.slice(j + written.length);
 	return `${question.trim()} ${replacement}`;

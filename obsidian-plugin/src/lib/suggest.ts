@@ -3,6 +3,7 @@
  * as Obsidian's own editor does. Pure: what is typed, which notes and tags
  * exist, what to insert. The popup that shows them is src/view/SuggestPopup.ts.
  */
+import { basenameNoExt, stripMd } from './paths';
 
 export type TriggerKind = 'note' | 'tag';
 
@@ -229,10 +230,6 @@ export type Suggestion = NoteSuggestion | TagSuggestion;
 
 export const SUGGEST_LIMIT = 20;
 
-function extensionless(path: string): string {
-	return path.replace(/\.md$/i, '');
-}
-
 /** A note's name, aliases and path (without .md), each with its lower-case form: made once per note. */
 interface Prepared {
 	texts: { text: string; lower: string; weight: number; alias?: string }[];
@@ -243,7 +240,7 @@ const PREPARED = new WeakMap<NoteCandidate, Prepared>();
 function prepared(note: NoteCandidate): Prepared {
 	let p = PREPARED.get(note);
 	if (!p) {
-		const path = extensionless(note.path);
+		const path = stripMd(note.path);
 		p = {
 			texts: [
 				{ text: note.basename, lower: note.basename.toLowerCase(), weight: 1 },
@@ -332,9 +329,9 @@ export function rankTags(query: string, tags: readonly TagCandidate[], limit = S
  * when no other note has it, else its path without .md.
  */
 export function linktextFor(path: string, allPaths: readonly string[]): string {
-	const name = extensionless(path.slice(path.lastIndexOf('/') + 1)).toLowerCase();
-	const clash = allPaths.some((p) => p !== path && extensionless(p.slice(p.lastIndexOf('/') + 1)).toLowerCase() === name);
-	return clash ? extensionless(path) : extensionless(path.slice(path.lastIndexOf('/') + 1));
+	const name = basenameNoExt(path);
+	const clash = allPaths.some((p) => p !== path && basenameNoExt(p).toLowerCase() === name.toLowerCase());
+	return clash ? stripMd(path) : name;
 }
 
 /** What a suggestion inserts: `[[Name]]`, `[[Name|alias]]` (matched on an alias), or `#tag`. */

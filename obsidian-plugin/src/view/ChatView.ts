@@ -11,7 +11,6 @@ import {
 	fixQuestion,
 	isScopeMode,
 	paneScope,
-	parseScopeMisses,
 	scopeChips,
 	scopeRequestFilters,
 	type PaneScope,
@@ -22,9 +21,9 @@ import { askParams } from '../lib/settings';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
-import { createInternalLink, wireInternalLinks } from './links';
+import { createInternalLink, openLink, wireInternalLinks } from './links';
 import { SuggestPopup } from './SuggestPopup';
-import { openNote, revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
+import { revealFolder, searchTag, vaultNotes, vaultTags } from './vaultIndex';
 
 export const VIEW_TYPE_CHAT = 'vask-chat';
 
@@ -638,10 +637,16 @@ export class ChatView extends ItemView {
 		el.createSpan({ cls: 'vask-scope-chip-text', text: chip.label });
 		if (chip.includes.length) el.createSpan({ cls: 'vask-scope-chip-more', text: `+${chip.includes.length}` });
 		el.addEventListener('click', (evt) => {
-			if (chip.kind === 'note') openNote(this.app, chip.value, evt);
+			if (chip.kind === 'note') openLink(this.app, stripMd(chip.value), '', evt);
 			else if (chip.kind === 'tag') searchTag(this.app, chip.value);
 			else revealFolder(this.app, chip.value);
 		});
+		// A middle-click opens a note chip's note in a new tab, as on a link (a button gets no click for it).
+		if (chip.kind === 'note') {
+			el.addEventListener('auxclick', (evt) => {
+				if (evt.button === 1) openLink(this.app, stripMd(chip.value), '', evt);
+			});
+		}
 	}
 
 	/** After the stream: copy button, or the error / "stopped" note. */
@@ -680,11 +685,12 @@ export class ChatView extends ItemView {
 	/**
 	 * `scope_not_found`: a button per closest name, asking the question again
 	 * with that name in place of the one that matched nothing. False when the
-	 * server named none.
+	 * server named none, or sent no `misses` (an older server): the hint then
+	 * says the names in plain text.
 	 */
 	private renderScopeFixes(turn: AssistantTurn, ui: AnswerUi, user: UserTurn): boolean {
 		const e = toVaskError(turn.error);
-		const misses = parseScopeMisses(e.message, e.hint, e.closest).filter((m) => m.closest.length > 0);
+		const misses = e.misses.filter((m) => m.closest.length > 0);
 		if (misses.length === 0) return false;
 		for (const miss of misses) {
 			const row = ui.errorEl.createDiv({ cls: 'vask-scope-fix' });

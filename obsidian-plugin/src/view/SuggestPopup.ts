@@ -5,6 +5,7 @@
  * pick inserts are in src/lib/suggest.ts.
  */
 import type { Component } from 'obsidian';
+import { stripMd } from '../lib/paths';
 import {
 	applySuggestion,
 	findTrigger,
@@ -163,7 +164,7 @@ export class SuggestPopup {
 			if (s.kind === 'note') {
 				highlighted(content.createDiv({ cls: 'suggestion-title' }), s.matchedText, s.match);
 				// Which note: its path, when the name alone does not say it (an alias, or a folder).
-				const where = s.note.path.replace(/\.md$/i, '');
+				const where = stripMd(s.note.path);
 				if (where !== s.matchedText) content.createDiv({ cls: 'suggestion-note', text: where });
 			} else {
 				highlighted(content.createDiv({ cls: 'suggestion-title' }), `#${s.tag.tag}`, shifted(s.match, 1));

@@ -1,10 +1,9 @@
 /**
  * What the chat pane reads from Obsidian for scope: the notes and tags to
- * suggest, and how to show a note, a tag or a folder when a chip is clicked.
+ * suggest, and how to show a tag or a folder when a chip is clicked (a note chip opens as a link does).
  */
-import { Keymap, Notice, TFolder, parseFrontMatterAliases, type App } from 'obsidian';
+import { Notice, TFolder, parseFrontMatterAliases, type App } from 'obsidian';
 import { tagCandidates, type NoteCandidate, type TagCandidate } from '../lib/suggest';
-import { stripMd } from '../lib/paths';
 
 /** The vault's Markdown notes, with their frontmatter aliases, as Obsidian's link suggester sees them. */
 export function vaultNotes(app: App): NoteCandidate[] {
@@ -38,10 +37,6 @@ interface InternalPlugins {
 function corePlugin(app: App, id: string): Record<string, unknown> | null {
 	const p = (app as unknown as InternalPlugins).internalPlugins?.getPluginById?.(id);
 	return p && p.enabled !== false && p.instance ? p.instance : null;
-}
-
-export function openNote(app: App, path: string, evt: MouseEvent): void {
-	void app.workspace.openLinkText(stripMd(path), '', Keymap.isModEvent(evt));
 }
 
 /** Obsidian's search pane, searching `tag:#name` (which takes in its nested tags too). */

@@ -806,7 +806,11 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(chipsFirst).toBe(true);
 		await chip.click();
 		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(2);
-		expect(await page.evaluate(() => window.__opened[1]!.linktext)).toBe('02 Areas/Health/Knee pain - physio notes');
+		expect(await page.evaluate(() => window.__opened[1])).toEqual({ linktext: '02 Areas/Health/Knee pain - physio notes', sourcePath: '', newLeaf: false });
+		// a middle-click opens it in a new tab, as on a link
+		await chip.click({ button: 'middle' });
+		await expect.poll(() => page.evaluate(() => window.__opened.length)).toBe(3);
+		expect(await page.evaluate(() => window.__opened[2])).toEqual({ linktext: '02 Areas/Health/Knee pain - physio notes', sourcePath: '', newLeaf: 'tab' });
 
 		// Still "This note" for the next question; then "This folder".
 		expect(await toggle.locator('[aria-checked="true"]').innerText()).toBe('This note');
@@ -916,9 +920,11 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 			body: JSON.stringify({ question: wrong }),
 		});
 		expect(res.status).toBe(400);
-		const server = ((await res.json()) as { error: { message: string; closest: string[] } }).error;
+		const server = ((await res.json()) as { error: { message: string; misses: { kind: string; written: string; closest: string[] }[] } }).error;
 		expect(server.message).toBe('No note [[Knee pain physio]] in the index.');
-		expect(server.closest[0]).toBe('[[Knee pain - physio notes]]');
+		expect(server.misses.map((m) => [m.kind, m.written])).toEqual([['note', '[[Knee pain physio]]']]);
+		const closest = server.misses[0]!.closest;
+		expect(closest[0]).toBe('[[Knee pain - physio notes]]');
 
 		const text = await error.innerText();
 		expect(text).toContain('No note [[Knee pain physio]] in the index.');
@@ -926,7 +932,7 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(await error.locator('a.internal-link').count()).toBe(0);
 		expect(await error.locator('code').first().innerText()).toBe('[[Knee pain physio]]');
 		const options = error.locator('.vask-scope-fix-option');
-		expect(await options.allInnerTexts()).toEqual(server.closest);
+		expect(await options.allInnerTexts()).toEqual(closest);
 		expect(await options.first().getAttribute('aria-label')).toBe(
 			'Ask again: “in [[Knee pain - physio notes]], what did the physio say about shoes?”',
 		);

@@ -1,7 +1,8 @@
 /**
  * End to end, chat history: chats kept on disk (through the stand-in vault
  * adapter, in the test's vault) across reloads and a page closed mid-answer,
- * reopened from the history list and continued; "Save as note" writing a
+ * reopened from the history list and continued, a scope miss still offering
+ * its closest names after a reload; "Save as note" writing a
  * note whose links resolve to the cited headings, updated by a second save,
  * and left out of the real server's index by its frontmatter.
  */
@@ -290,6 +291,33 @@ describe('chat history in Chromium against the real server', () => {
 		const full = ((await conversation(page))[1] as AssistantTurn).content;
 		expect(full.startsWith(kept.content), `${JSON.stringify(kept.content)} starts ${JSON.stringify(full)}`).toBe(true);
 		expect(shown.startsWith(kept.content.slice(0, 15))).toBe(true);
+	});
+
+	it('a question naming a note that is not there: the reopened chat still offers the closest names to ask again with', async () => {
+		const pluginDir = '.obsidian/plugins/vask-scope-miss';
+		const wrong = 'in [[Knee pain physio]], what did the physio say about shoes?';
+		const fixed = 'in [[Knee pain - physio notes]], what did the physio say about shoes?';
+		const page = await openPage({ pluginDir });
+		await ask(page, wrong);
+		const options = page.locator('.vask-msg-assistant.is-error .vask-error .vask-scope-fix-option');
+		await options.first().waitFor({ timeout: 20_000 });
+		const offered = await options.allInnerTexts();
+		expect(offered[0]).toBe('[[Knee pain - physio notes]]');
+		// The history file keeps the error's misses, as the server sent them.
+		await expect
+			.poll(() => (onDisk(pluginDir)?.records[0]?.turns[1] as AssistantTurn | undefined)?.error, { timeout: 5000 })
+			.toMatchObject({ code: 'scope_not_found', misses: [{ kind: 'note', written: '[[Knee pain physio]]', closest: offered }] });
+
+		await page.reload();
+		await ready(page);
+		await expect.poll(() => page.locator('.vask-msg-user .vask-msg-text').allInnerTexts()).toEqual([wrong]);
+		expect(await page.locator('.vask-msg-assistant.is-error .vask-error').getAttribute('data-code')).toBe('scope_not_found');
+		expect(await options.allInnerTexts()).toEqual(offered);
+		expect(await options.first().getAttribute('aria-label')).toBe(`Ask again: “${fixed}”`);
+		const before = askBodies().length;
+		await options.first().click();
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies()[before]!.question).toBe(fixed);
 	});
 
 	it('Save as note: a note whose links resolve to the cited headings, left out of the index; saving again updates it', async () => {

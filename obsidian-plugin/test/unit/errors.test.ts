@@ -65,16 +65,14 @@ describe('errorFromResponse / toVaskError', () => {
 		expect([e.code, e.message, e.hint, e.status]).toEqual(['forbidden_host', 'Host not allowed', 'use 127.0.0.1', 403]);
 	});
 
-	it("keeps scope_not_found's closest names", async () => {
-		const e = await errorFromResponse(
-			new Response(
-				JSON.stringify({
-					error: { code: 'scope_not_found', message: 'No tag #runing in the index.', hint: 'Closest: #running.', closest: ['#running', 3] },
-				}),
-				{ status: 400 },
-			),
-		);
-		expect([e.code, e.status, e.closest]).toEqual(['scope_not_found', 400, ['#running']]);
+	it("keeps scope_not_found's misses, each with its closest names", async () => {
+		const misses = [{ kind: 'tag', written: '#runing', closest: ['#running', 3] }];
+		const error = { code: 'scope_not_found', message: 'No tag #runing in the index.', hint: 'Closest: #running.', misses, closest: ['#running'] };
+		const e = await errorFromResponse(new Response(JSON.stringify({ error }), { status: 400 }));
+		expect([e.code, e.status, e.misses]).toEqual(['scope_not_found', 400, [{ kind: 'tag', written: '#runing', closest: ['#running'] }]]);
+		// A server from before misses: no misses, the hint still says the names.
+		const old = await errorFromResponse(new Response(JSON.stringify({ error: { ...error, misses: undefined } }), { status: 400 }));
+		expect([old.misses, old.hint]).toEqual([[], 'Closest: #running.']);
 		const p = describeError(e);
 		// The names as code: shown as written, not rendered as links (a wrong [[Note]] would link to nothing).
 		expect(p).toEqual({ code: 'scope_not_found', message: 'No tag `#runing` in the index.', hint: 'Closest: `#running`.' });

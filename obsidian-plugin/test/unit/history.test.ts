@@ -86,6 +86,23 @@ describe('history records', () => {
 		expect(newChatId(new Date(1000), () => 0.2)).not.toBe(a);
 	});
 
+	it("a scope miss's closest names are kept, so a reopened chat can still ask again with them", () => {
+		const s = new ChatSession();
+		const { assistant } = s.ask('pricing in [[Projct X]] #runing?');
+		const misses = [
+			{ kind: 'note' as const, written: '[[Projct X]]', closest: ['[[Project X]]'] },
+			{ kind: 'tag' as const, written: '#runing', closest: ['#running', '#run'] },
+		];
+		s.fail(assistant, new VaskError('scope_not_found', 'No note [[Projct X]] in the index. No tag #runing in the index.', 'Closest: [[Project X]]. Closest: #running, #run.', 400, misses));
+		const [back] = parseHistory(serializeHistory([chatRecord('c1', s.all, new Date('2026-03-01T10:00:00Z'))])).records;
+		const turn = liveTurns(back!)[1] as AssistantTurn;
+		expect(turn.error).toBeInstanceOf(VaskError);
+		expect((turn.error as VaskError).misses).toEqual(misses);
+		// an error without misses keeps none (no empty list written to disk)
+		s.fail(s.ask('again').assistant, new VaskError('model_missing', 'gone', ''));
+		expect((chatRecord('c1', s.all, new Date()).turns[3] as AssistantTurn).error).toEqual({ code: 'model_missing', message: 'gone' });
+	});
+
 	it('a record keeps the turns as plain data, its title and creation date across updates, and the note it is about', () => {
 		const s = new ChatSession();
 		const { assistant } = s.ask('How often do I feed Bruno?', 'Cooking/Sourdough.md');

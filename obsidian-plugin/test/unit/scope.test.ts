@@ -3,15 +3,15 @@ import {
 	codeNames,
 	fixQuestion,
 	folderMention,
-	folderOf,
 	nameKind,
 	paneScope,
-	parseScopeMisses,
 	scopeChips,
 	scopeRequestFilters,
 	toScope,
+	toScopeMisses,
 } from '../../src/lib/scope';
 import { notesCount, toExclusions } from '../../src/lib/exclusions';
+import { folderOf } from '../../src/lib/paths';
 
 describe('toScope', () => {
 	it('keeps the strings of a response scope; nothing applied is null', () => {
@@ -84,49 +84,33 @@ describe('scopeChips', () => {
 });
 
 describe('scope_not_found', () => {
-	it('reads the mention and the closest names from the message and hint', () => {
-		expect(parseScopeMisses('No note [[Projct X]] in the index.', 'Closest: [[Project X]], [[Project Y]].')).toEqual([
-			{ kind: 'note', written: '[[Projct X]]', closest: ['[[Project X]]', '[[Project Y]]'] },
-		]);
-		expect(parseScopeMisses('No tag #runing in the index.', 'Closest: #running, #run/long.')).toEqual([
+	it("takes the error's misses as sent: each mention with its own closest names", () => {
+		const sent = [
+			{ kind: 'note', written: '[[Projct X]]', closest: ['[[Project X]]', '[[Smith, John]]'] },
 			{ kind: 'tag', written: '#runing', closest: ['#running', '#run/long'] },
-		]);
-		expect(
-			parseScopeMisses('No folder path:"01 Projcts" in the index.', 'Closest: path:"01 Projects", path:Daily.'),
-		).toEqual([{ kind: 'folder', written: 'path:"01 Projcts"', closest: ['path:"01 Projects"', 'path:Daily'] }]);
+			{ kind: 'folder', written: 'path:"01 Projcts"', closest: [] },
+		];
+		expect(toScopeMisses(sent)).toEqual(sent);
+		expect(toScopeMisses(sent)).not.toBe(sent); // a copy: the error does not share the parsed body
 	});
 
-	it('a name with a comma stays whole; no close name: no suggestions', () => {
-		expect(parseScopeMisses('No note [[Smith, J]] in the index.', 'Closest: [[Smith, John]], [[Smyth]].')[0]!.closest).toEqual([
-			'[[Smith, John]]',
-			'[[Smyth]]',
-		]);
-		expect(parseScopeMisses('No note [[Zz]] in the index.', 'Check the spelling, or ask without it to search every note.')).toEqual([
+	it('drops misses of another shape; absent misses (an older server) are none', () => {
+		expect(
+			toScopeMisses([
+				{ kind: 'heading', written: '[[A#B]]', closest: ['[[A]]'] },
+				{ kind: 'note', written: '', closest: ['[[A]]'] },
+				{ kind: 'note', closest: ['[[A]]'] },
+				'No note [[A]] in the index.',
+				null,
+				{ kind: 'tag', written: '#x', closest: ['#y', 3, '', null] },
+				{ kind: 'note', written: '[[Zz]]' },
+			]),
+		).toEqual([
+			{ kind: 'tag', written: '#x', closest: ['#y'] },
 			{ kind: 'note', written: '[[Zz]]', closest: [] },
 		]);
-		expect(parseScopeMisses('Something else.', 'Closest: [[A]].')).toEqual([]);
-	});
-
-	it('several misses: one part of the hint each, as the server joins them', () => {
-		const both = 'No note [[Projct X]] in the index. No tag #runing in the index.';
-		expect(parseScopeMisses(both, 'Closest: [[Project X]]. Closest: #running, #run.').map((m) => m.closest)).toEqual([
-			['[[Project X]]'],
-			['#running', '#run'],
-		]);
-		// One without close names: the server's advice takes its place in the hint.
-		const advice = 'Check the spelling, or ask without it to search every note.';
-		expect(parseScopeMisses(both, `${advice} Closest: #running.`).map((m) => m.closest)).toEqual([[], ['#running']]);
-		// A hint that cannot be split per miss: all names with the first.
-		expect(parseScopeMisses(both, 'Closest: [[Project X]].').map((m) => m.closest)).toEqual([['[[Project X]]'], []]);
-	});
-
-	it("the error's own closest list: agrees with the hint, or stands in for a hint of another shape", () => {
-		const msg = 'No note [[Projct X]] in the index.';
-		expect(parseScopeMisses(msg, 'Closest: [[Project X]], [[Project Y]].', ['[[Project X]]', '[[Project Y]]'])[0]!.closest).toEqual([
-			'[[Project X]]',
-			'[[Project Y]]',
-		]);
-		expect(parseScopeMisses(msg, 'Did you mean one of these?', ['[[Project X]]'])[0]!.closest).toEqual(['[[Project X]]']);
+		expect(toScopeMisses(undefined)).toEqual([]);
+		expect(toScopeMisses({ kind: 'note', written: '[[A]]', closest: [] })).toEqual([]);
 	});
 
 	it('fixes the question by putting the closest name where the wrong one was', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VaskClient } from '../../src/lib/client';
 import { describeHealth } from '../../src/lib/health';
-import { basenameNoExt, isMarkdownPath, linkText, stripMd } from '../../src/lib/paths';
+import { basenameNoExt, folderOf, isMarkdownPath, linkText, stripMd } from '../../src/lib/paths';
 import {
 	DEFAULT_SETTINGS,
 	SETTINGS_VERSION,
@@ -105,6 +105,9 @@ describe('paths', () => {
 		expect(linkText('Inbox.md', '')).toBe('Inbox');
 		expect(stripMd('a/b.MD')).toBe('a/b');
 		expect(basenameNoExt('a/b c.md')).toBe('b c');
+		expect(basenameNoExt('Board.canvas')).toBe('Board.canvas'); // as Obsidian links it: with its extension
+		expect(folderOf('a/b/c.md')).toBe('a/b');
+		expect(folderOf('c.md')).toBe('');
 		expect(isMarkdownPath('x/y.md')).toBe(true);
 		expect(isMarkdownPath('x/y.png')).toBe(false);
 	});
