@@ -52,9 +52,24 @@ def _recall(got: list[str], wanted: list[str]) -> float:
     return len(set(got) & set(wanted)) / max(1, len(wanted))
 
 
-async def sweep(args: argparse.Namespace) -> dict[str, Any]:
-    from lancedb.index import IvfSq
+def _index_config(kind: str, partitions: int) -> Any:
+    """The ANN index to compare: `sq` is what vask builds (8-bit codes of every dimension); `pq`
+    keeps 48 one-byte codes a vector (8x smaller, so less to scan and to hold in memory), `rq`
+    one bit a dimension (RaBitQ, as small; `rq2` two); `hnsw-sq`
+    searches a graph inside each partition instead of scanning it."""
+    from lancedb.index import HnswSq, IvfPq, IvfRq, IvfSq
 
+    n = partitions or None
+    if kind == "pq":
+        return IvfPq(distance_type="cosine", num_partitions=n, num_sub_vectors=48)
+    if kind in ("rq", "rq2"):
+        return IvfRq(distance_type="cosine", num_partitions=n, num_bits=2 if kind == "rq2" else 1)
+    if kind == "hnsw-sq":
+        return HnswSq(distance_type="cosine", num_partitions=n)
+    return IvfSq(distance_type="cosine", num_partitions=n)
+
+
+async def sweep(args: argparse.Namespace) -> dict[str, Any]:
     from vask_server.adapters import store as store_module
     from vask_server.adapters.store import Store
 
@@ -111,7 +126,7 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
         if not args.skip_build:
             for old in [i.name for i in await table.list_indices() if "vector" in i.columns]:
                 await table.drop_index(old)
-            config = IvfSq(distance_type="cosine", num_partitions=partitions or None)
+            config = _index_config(args.index_type, partitions)
             await table.create_index("vector", config=config, name=f"vector_ivf{partitions}")  # type: ignore[arg-type]
         build_s = time.perf_counter() - t
         built = partitions
@@ -129,6 +144,7 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
                         recalls.append(_recall(got, wanted))
                         counts.append(len(got))
                     run = {
+                        "index_type": args.index_type,
                         "partitions": built or partitions,
                         "nprobes": nprobes,
                         "refine": refine,
@@ -156,6 +172,7 @@ def main() -> int:
     parser.add_argument("--partitions", default="0", help="comma-separated; 0: LanceDB's default")
     parser.add_argument("--nprobes", default="20")
     parser.add_argument("--refine", default="5")
+    parser.add_argument("--index-type", choices=("sq", "pq", "rq", "rq2", "hnsw-sq"), default="sq")
     parser.add_argument("--store-defaults", action="store_true", help="only the parameters vask itself picks")
     parser.add_argument("--btree", default="", help="comma-separated columns to give B-tree indexes first")
     parser.add_argument("--skip-build", action="store_true", help="search the ANN index the table has")

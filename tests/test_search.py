@@ -124,3 +124,53 @@ async def test_keyword_only_scores_are_shares_of_the_best_match(fake_ollama, vau
     for hit in result.hits:
         assert 0.0 < hit.score <= 1.0
         assert abs(hit.score - bm25[hit.chunk_id] / raw[0]["score"]) < 1e-6
+
+
+async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_after_a_change(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """The calibration (random pairs' similarity) is measured once per index version and kept in
+    the index folder: a restart with nothing changed reads it instead of reading every chunk's row;
+    a sync that changed something, or an unreadable file, has it measured again."""
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        first = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        kept = (services.index_dir / CALIBRATION_FILE).read_text("utf-8")
+        measured = services.searcher._cache
+        assert measured is not None and measured.pair_std > 0 and str(measured.pair_mean) in kept
+
+    reads: list[str] = []
+
+    def count_reads(store) -> None:
+        real = store.all_chunk_rows
+
+        async def counted(*args, **kwargs):
+            reads.append("rows")
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(store, "all_chunk_rows", counted)
+
+    async with open_services(settings) as services:  # the next start: nothing changed
+        count_reads(services.store)
+        await services.indexer.sync()
+        again = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert reads == []
+        assert services.searcher._cache == measured
+        assert [h.path for h in again.hits] == [h.path for h in first.hits]
+        assert again.evidence_threshold == first.evidence_threshold
+
+        (small_vault / "Sourdough.md").write_text("# Sourdough\n\nA new starter, fed twice a day.\n", "utf-8")
+        await services.indexer.sync()
+        await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert reads == ["rows"]  # a new version: measured again (a small index, at once)
+        assert services.searcher._cache is not None and services.searcher._cache.version != measured.version
+
+    (services.index_dir / CALIBRATION_FILE).write_text("{not json", "utf-8")
+    reads.clear()
+    async with open_services(settings) as services:
+        count_reads(services.store)
+        await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert reads == ["rows"]

@@ -3,6 +3,7 @@ table handles keep), and nothing written is lost by that, nor are handles in use
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -37,3 +38,14 @@ async def test_writes_survive_the_periodic_reconnect(tmp_path: Path, monkeypatch
     assert await early.count_rows() == 60
     await store.delete_notes(SUFFIX, DIM, ["note3.md"])
     assert await store.count_chunks(SUFFIX, DIM) == 180
+
+
+async def test_opening_a_store_caps_lances_read_ahead_unless_the_user_set_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LANCE_DEFAULT_IO_BUFFER_SIZE", raising=False)
+    await Store.open(tmp_path / "a")
+    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == str(16 * 1024 * 1024)
+    monkeypatch.setenv("LANCE_DEFAULT_IO_BUFFER_SIZE", "999999")
+    await Store.open(tmp_path / "b")
+    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == "999999"

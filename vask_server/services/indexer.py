@@ -274,6 +274,9 @@ class Indexer:
         }
         meta.building = None
         meta.last_sync = now_iso()
+        # Counted as well: two syncs can end within the second `last_sync` has, and what is measured
+        # per index version (the search calibration) must see both.
+        meta.extra["syncs"] = int(meta.extra.get("syncs", 0)) + 1
         meta.extra["chunking"] = self.options.fingerprint()
         if only is None:
             _remember_scan_problems(meta, scan)

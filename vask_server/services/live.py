@@ -79,6 +79,10 @@ class LiveIndex:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="vask-live-index")
+        if self.services.store.read_meta().active:
+            # An index from an earlier run: what the first search needs is read while the start-up
+            # sync scans the vault, so that a search right after it does not wait for it.
+            self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
 
     async def stop(self) -> None:
         self.debouncer.cancel()
@@ -131,7 +135,7 @@ class LiveIndex:
             self._retry_delay = 1.0
             await self._refresh_counts()  # before "idle", so whoever sees idle sees the new counts
             self.state = "indexing" if (self._queued or self._full_requested) else "idle"
-            if self.syncs == 0:  # the start-up sync: ready the first search's caches meanwhile
+            if self._warm is None:  # after a first build: ready the first search's caches now
                 self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
             self.syncs += 1
         finally:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
@@ -146,7 +147,8 @@ class Searcher:
         return self._embedders[model]
 
     async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
-        version = f"{index.suffix}@{self.store.read_meta().last_sync}"
+        meta = self.store.read_meta()
+        version = f"{index.suffix}@{meta.last_sync}#{meta.extra.get('syncs', 0)}"
         cache = self._cache
         if cache is not None and cache.version == version:
             return cache
@@ -167,6 +169,24 @@ class Searcher:
             log.exception("refreshing the search calibration failed")
 
     async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
+        saved = read_calibration(self.store.index_dir, version)
+        if saved is not None:  # a restart with nothing changed since it was measured
+            return self._keep(
+                _IndexCache(index.suffix, version, saved.notes, saved.pair_mean, saved.pair_std), background
+            )
+        cache = await self._measure(index, version)
+        try:
+            write_calibration(self.store.index_dir, Calibration(version, cache.notes, cache.pair_mean, cache.pair_std))
+        except OSError as exc:  # only costs the next start this measurement
+            log.warning("could not keep the search calibration (%s)", exc)
+        return self._keep(cache, background)
+
+    def _keep(self, cache: _IndexCache, background: bool) -> _IndexCache:
+        if not background or self._cache is None or self._cache.suffix == cache.suffix:
+            self._cache = cache  # (a background refresh never replaces the cache of a newer index)
+        return cache
+
+    async def _measure(self, index: ActiveIndex, version: str) -> _IndexCache:
         # Row numbers and paths only, then the vectors of the sampled rows: reading every vector (150 MB
         # as 32-bit floats at 100,000 chunks) took over a second.
         rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
@@ -187,10 +207,7 @@ class Searcher:
         pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        cache = _IndexCache(index.suffix, version, len(counts), pair_mean, pair_std)
-        if not background or self._cache is None or self._cache.suffix == cache.suffix:
-            self._cache = cache  # (a background refresh never replaces the cache of a newer index)
-        return cache
+        return _IndexCache(index.suffix, version, len(counts), pair_mean, pair_std)
 
     async def search_question(
         self,
