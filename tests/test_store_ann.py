@@ -72,6 +72,7 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
         assert ann_partitions_of(plan.index_name) == plan.partitions
     assert ann_nprobes(1) == 1
     assert ann_partitions_of("vector_idx") is None  # LanceDB's own name: an index from before the plan
+    assert ann_partitions_of("vector_ivf60") is None  # the 8-bit index of earlier versions: replaced
 
 
 async def test_the_index_is_built_from_the_plan_and_searches_find_the_exact_neighbours(
