@@ -290,3 +290,68 @@ async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later
         "chunks_other_embed_48_f16_d1_p1",
         "notes_other_embed_48_f16_d1_p1",
     ]
+
+
+def _many_notes(root: Path, count: int) -> Path:
+    root.mkdir()
+    for n in range(count):
+        (root / f"Note {n:02}.md").write_text(
+            f"# Note {n}\n\nThe {n}th note is about subject {n * 7} and nothing else.\n"
+        )
+    return root
+
+
+async def test_a_large_sync_writes_in_few_appends_and_keeps_what_was_embedded_when_the_model_fails(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """Batches are embedded a few notes at a time but written together (each append is a table
+    version to keep and compact); a failure halfway loses none of what was embedded before it."""
+    monkeypatch.setattr(indexer_module, "_NOTES_PER_BATCH", 2)
+    monkeypatch.setattr(indexer_module, "_ROWS_PER_WRITE", 10)
+    vault = _many_notes(tmp_path / "vault", 30)
+    async with open_services(settings_for(vault)) as services:
+        writes: list[int] = []
+        real_write = services.store.write_notes
+
+        async def counted(suffix, dimension, paths, *args, **kwargs):
+            writes.append(len(paths))
+            return await real_write(suffix, dimension, paths, *args, **kwargs)
+
+        monkeypatch.setattr(services.store, "write_notes", counted)
+        report = await services.indexer.sync()
+        assert report.changed == 30 and not report.failed
+        assert sum(writes) == 30 and 2 <= len(writes) < 15  # 15 batches of 2 notes, in fewer appends
+        status = await index_status(services)
+        assert status["notes"] == 30
+        chunks = status["chunks"]
+
+    # Every note edited; the model goes away after three batches.
+    for n in range(30):
+        (vault / f"Note {n:02}.md").write_text(f"# Note {n}\n\nNow note {n} is about topic {n * 11} instead.\n")
+    monkeypatch.setattr(indexer_module, "_ROWS_PER_WRITE", 1_000)  # nothing would be written before the end
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.embedder.dimension()  # (its probe is not one of the batches counted)
+        real_embed = services.indexer.embedder.embed
+        calls: list[int] = []
+
+        async def failing(texts):
+            calls.append(len(texts))
+            if len(calls) > 3:
+                raise OllamaUnavailable("Ollama went away", "Start it again.")
+            return await real_embed(texts)
+
+        monkeypatch.setattr(services.indexer.embedder, "embed", failing)
+        with pytest.raises(OllamaUnavailable):
+            await services.indexer.sync()
+        kept = await services.store.manifest(services.searcher.active().suffix)
+        current = [p for p, r in kept.items() if r.mtime_ns == (vault / p).stat().st_mtime_ns]
+        assert len(current) == 6  # the three batches (of two notes) embedded before the failure
+        embedded_before = sum(calls[:3])
+
+        monkeypatch.setattr(services.indexer.embedder, "embed", real_embed)
+        fake_ollama.fake.reset_counters()
+        report = await services.indexer.sync()
+        # the three batches embedded before the failure were written: only the other notes' chunks now
+        assert report.chunks_embedded == chunks - embedded_before, (report.summary(), calls)
+        assert fake_ollama.fake.embed_inputs == chunks - embedded_before
+        assert (await index_status(services))["notes"] == 30

@@ -8,6 +8,7 @@ removed after new ones are written, so a moved note finds its old vectors by con
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import posixpath
@@ -42,6 +43,12 @@ log = logging.getLogger(__name__)
 
 _NOTES_PER_BATCH = 64
 _COMPACT_AFTER_WRITES = 25
+# Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
+# append is a table version and a data file, and at 1,563 appends (100,000 notes) keeping and then
+# compacting them cost ~200 MiB and ~10 s more than at ~200. A write waits for this many rows or this
+# long, so a crash loses at most a few seconds of embedding (those notes are redone next time).
+_ROWS_PER_WRITE = 4_096
+_SECONDS_PER_WRITE = 5.0
 
 
 @dataclass
@@ -87,6 +94,25 @@ class _Prepared:
     status: str = "ok"
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    """Batches embedded but not yet written (see `_ROWS_PER_WRITE`)."""
+
+    started: float = field(default_factory=time.monotonic)
+    paths: list[str] = field(default_factory=list)
+    rows: list[pa.Table] = field(default_factory=list)
+    records: list[NoteRecord] = field(default_factory=list)
+    opted_out: list[str] = field(default_factory=list)  # notes that opted out and have rows to remove
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # by hash: what later batches can reuse
+
+    @property
+    def row_count(self) -> int:
+        return sum(table.num_rows for table in self.rows)
+
+    def due(self) -> bool:
+        return self.row_count >= _ROWS_PER_WRITE or time.monotonic() - self.started >= _SECONDS_PER_WRITE
 
 
 @dataclass
@@ -210,15 +236,25 @@ class Indexer:
         # Reading and parsing the next batch (in a worker thread) overlaps embedding and writing this
         # one, so the model is not left waiting for the parser, nor the parser for the model.
         upcoming = prepare(0)
+        pending = _Pending()
         try:
             for number, batch in enumerate(batches):
                 assert upcoming is not None
                 prepared = await upcoming
                 upcoming = prepare(number + 1)
-                await self._write_batch(suffix, dimension, prepared, report, present, reuse)
+                await self._embed_batch(suffix, dimension, prepared, report, present, reuse, pending)
+                if pending.due() or number == len(batches) - 1:
+                    await self._write_pending(suffix, dimension, pending, present)
+                    pending = _Pending()
                 done += len(batch)
                 if progress:
                     progress(done, total)
+        except Exception:
+            # What was embedded before the failure (Ollama gone, say) is kept, not embedded again.
+            if pending.paths:
+                with contextlib.suppress(Exception):
+                    await self._write_pending(suffix, dimension, pending, present)
+            raise
         finally:
             if upcoming is not None and not upcoming.done():
                 upcoming.cancel()
@@ -232,7 +268,9 @@ class Indexer:
                 hidden = set(scan.excluded) | self._opted_out
                 quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
                 prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, everything, quiet)
-                await self._write_batch(suffix, dimension, prepared, report, None, reuse)
+                pending = _Pending()
+                await self._embed_batch(suffix, dimension, prepared, report, None, reuse, pending)
+                await self._write_pending(suffix, dimension, pending, None)
             self._opted_out = set()
         if newly_excluded:
             self._purge = True  # notes that became excluded: no version of the tables may keep them
@@ -258,6 +296,8 @@ class Indexer:
         if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
+            if len(batches) > 1:
+                release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
         if self._purge:
@@ -419,20 +459,25 @@ class Indexer:
             chunks.append(record)
         return note, chunks
 
-    async def _write_batch(
+    async def _embed_batch(
         self,
         suffix: str,
         dimension: int,
         prepared: list[_Prepared],
         report: SyncReport,
-        present: _Present | None = None,
-        reuse: str | None = None,
+        present: _Present | None,
+        reuse: str | None,
+        pending: _Pending,
     ) -> None:
+        """Embeds what a batch needs (reusing stored vectors, and those of batches not yet written)
+        and adds its rows and note records to `pending`."""
         all_chunks = [chunk for item in prepared for chunk in item.chunks]
         all_hashes = {c.hash for c in all_chunks}
+        known = {h: pending.vectors[h] for h in all_hashes if h in pending.vectors}
         # (with `present`: the others have no stored vector, no need to ask)
-        hashes = all_hashes & present.hashes if present is not None else all_hashes
-        known = await self.store.vectors_for_hashes(suffix, dimension, hashes)
+        wanted = all_hashes - known.keys()
+        hashes = wanted & present.hashes if present is not None else wanted
+        known.update(await self.store.vectors_for_hashes(suffix, dimension, hashes))
         if reuse is not None and len(known) < len(all_hashes):
             known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
         to_embed = chunks_to_embed(all_chunks, known)
@@ -444,9 +489,8 @@ class Indexer:
         report.chunks_reused += len(all_chunks) - len(to_embed)
 
         indexed_at = now_iso()
-        records: list[NoteRecord] = []
         self._opted_out.update(item.path for item in prepared if item.status == "excluded")
-        opted_out_paths = [item.path for item in prepared if item.status == "excluded" and item.was_indexed]
+        pending.opted_out.extend(item.path for item in prepared if item.status == "excluded" and item.was_indexed)
         for item in prepared:
             if item.status == "excluded":
                 report.excluded[item.reason] = report.excluded.get(item.reason, 0) + 1
@@ -457,18 +501,24 @@ class Indexer:
                 report.failed.append((item.path, item.reason))
             elif item.status == "skipped":
                 report.skipped.append((item.path, item.reason))
-            records.append(_note_record(item, indexed_at))
+            pending.records.append(_note_record(item, indexed_at))
         rows = _chunk_rows(prepared, known, dimension)
-        paths = [item.path for item in prepared]
+        if rows is not None:
+            pending.rows.append(rows)
+        pending.paths.extend(item.path for item in prepared)
+        pending.vectors.update(known)
+
+    async def _write_pending(self, suffix: str, dimension: int, pending: _Pending, present: _Present | None) -> None:
+        rows = pa.concat_tables(pending.rows) if pending.rows else None
         await self.store.write_notes(
-            suffix, dimension, paths, rows, records, existing=None if present is None else present.paths
+            suffix, dimension, pending.paths, rows, pending.records, existing=None if present is None else present.paths
         )
-        if opted_out_paths:  # notes that have just opted out: their rows go, and no kept version may hold them
-            await self.store.delete_notes(suffix, dimension, opted_out_paths)
+        if pending.opted_out:  # notes that have just opted out: their rows go, and no kept version may hold them
+            await self.store.delete_notes(suffix, dimension, pending.opted_out)
             self._purge = True
         if present is not None:
-            present.paths.update(paths)
-            present.hashes.update(c.hash for c in all_chunks)
+            present.paths.update(pending.paths)
+            present.hashes.update(pending.vectors)
         self._writes_since_compact += 1
 
 
