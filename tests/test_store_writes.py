@@ -49,3 +49,20 @@ async def test_opening_a_store_caps_lances_read_ahead_unless_the_user_set_it(
     monkeypatch.setenv("LANCE_DEFAULT_IO_BUFFER_SIZE", "999999")
     await Store.open(tmp_path / "b")
     assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == "999999"
+
+
+async def test_a_table_left_half_created_by_a_killed_run_is_created_again(tmp_path: Path) -> None:
+    """kill -9 while LanceDB created a table leaves its folder without a first version: listed, but
+    impossible to open ("was not found"), which made every later sync fail. It held nothing."""
+    store = await Store.open(tmp_path)
+    half = tmp_path / "lancedb" / f"chunks_{SUFFIX}.lance" / "_versions"
+    half.mkdir(parents=True)
+    table = await store.chunks(SUFFIX, DIM)
+    rng = np.random.default_rng(6)
+    await store.write_notes(
+        SUFFIX, DIM, ["a.md"], _rows(0, 20, rng, rng.standard_normal((2, DIM))), [_record("a.md", 20)]
+    )
+    assert await table.count_rows() == 20
+    # A complete table is never taken for one: a later process opens it with its rows.
+    again = await Store.open(tmp_path)
+    assert await again.count_chunks(SUFFIX, DIM) == 20

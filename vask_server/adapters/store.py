@@ -13,6 +13,7 @@ import ctypes
 import ctypes.util
 import logging
 import os
+import shutil
 import time
 import warnings
 from collections.abc import AsyncIterator, Collection, Iterable, Sequence
@@ -278,6 +279,12 @@ class Store:
         if table is None:
             existing = await self._db.list_tables()
             names = set(existing.tables) if hasattr(existing, "tables") else set(existing)
+            if name in names and self._never_committed(name):
+                # A run killed while it created the table leaves its folder without a first version:
+                # listed, but no version to open, so every later sync would fail on it. It held nothing.
+                log.warning("table %s was left half-created by an interrupted run; creating it again", name)
+                shutil.rmtree(self._table_dir(name))
+                names.discard(name)
             if name in names:
                 table = await self._db.open_table(name)
                 if "vector" in schema.names:
@@ -287,6 +294,14 @@ class Store:
             self._tables[name] = table
             self._columns[name] = frozenset((await table.schema()).names)
         return table
+
+    def _table_dir(self, name: str) -> Path:
+        return self.index_dir / "lancedb" / f"{name}.lance"
+
+    def _never_committed(self, name: str) -> bool:
+        """The table's folder holds no version manifest: it was never created completely."""
+        versions = self._table_dir(name) / "_versions"
+        return self._table_dir(name).is_dir() and not any(versions.glob("*.manifest"))
 
     async def _read_vector_index(self, name: str, table: lancedb.AsyncTable) -> list[str]:
         """Records the table's ANN index (its partitions), if it has one; returns the names of all
