@@ -245,7 +245,20 @@ def phase_record(watch: Watch, start: float, end: float, earlier: Any = None) ->
         "progress": progress_intervals(status, start, end),
         "events": event_gaps(watch.events, start, end),
         "sync_reports": [{k: r[k] for k in REPORT_FIELDS} for r in reports[1:]],
+        # how latency went as the sync went on: [seconds into the window, ms, done/total or HTTP status]
+        "status_timeline": _thinned(
+            [[round(c.at - start, 1), round(c.seconds * 1000), _figure(c)] for c in status if c.status == 200]
+        ),
+        "search_timeline": _thinned([[round(c.at - start, 1), round(c.seconds * 1000), c.label()] for c in searches]),
     }
+
+
+def _figure(call: Call) -> str:
+    return f"{call.body['done']}/{call.body['total']}"
+
+
+def _thinned(rows: list[list[Any]], most: int = 60) -> list[list[Any]]:
+    return rows[:: max(1, -(-len(rows) // most))]
 
 
 # -- the run ---------------------------------------------------------------------------------------
