@@ -10,7 +10,7 @@ that port when nothing answers there.
     uv run python -m scripts.bench all --quick                           # small vaults (~3 min)
 
 Single steps (see `--help` of each): `index`, `overhead`, `restart`, `query`, `edits`, `memory`; and
-`related` (not part of `all`).
+`related` and `responsive` (not part of `all`).
 """
 
 from __future__ import annotations
@@ -972,6 +972,13 @@ def run_memory(args: argparse.Namespace) -> dict[str, Any]:
     return record
 
 
+def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
+    """First sync, then a resync of every note, watched from outside: see scripts/bench_responsive.py."""
+    from scripts.bench_responsive import run_responsive as run
+
+    return run(args)
+
+
 def wait_ready_sampling(server: Server, samples: list[int], timeout: float = 1800.0) -> float:
     """Like wait_ready, sampling the server's RSS twice a second meanwhile."""
     while True:
@@ -1557,6 +1564,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vault", type=Path, required=True)
     p.add_argument("--index-dir", type=Path, required=True, help="replaced")
     common(p)
+
+    p = sub.add_parser("responsive", help="/v1/status, /v1/search and progress while vask serve syncs")
+    p.add_argument("--vault", type=Path, required=True, help="every note's mtime is moved 1 s: a synthetic vault")
+    p.add_argument("--index-dir", type=Path, required=True, help="replaced")
+    p.add_argument("--queries", type=int, default=40, help="search queries, asked idle and cycled during the sync")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds each sync may take")
+    common(p)
     return parser
 
 
@@ -1573,6 +1587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "related": run_related,
         "edits": run_edits,
         "memory": run_memory,
+        "responsive": run_responsive,
         "sizes": run_sizes,
     }
     if getattr(args, "index_dir", None) is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,26 @@ def test_all_checks_its_index_folders_before_any_work(tmp_path):
         bench.main(["all", "--quick", "--work", str(tmp_path), "--no-shim", "--ollama-host", "http://127.0.0.1:9"])
     assert exited.value.code == 2
     assert not list(tmp_path.glob("vault-*"))  # no vault generated
+
+
+def test_responsive_watches_a_first_sync_and_a_resync_of_every_note(tmp_path, fake_ollama):
+    from scripts.synth_vault import generate
+
+    vault, index_dir, out = tmp_path / "vault", tmp_path / "index", tmp_path / "responsive.json"
+    generate(vault, 30, seed=3)
+    argv = ["responsive", "--vault", str(vault), "--index-dir", str(index_dir), "--json", str(out)]
+    bench.main(
+        [*argv, "--ollama-host", fake_ollama.url, "--model", "fake-embed", "--queries", "5", "--work", str(tmp_path)]
+    )
+    record = json.loads(out.read_text())
+    assert record["notes"] == 30 and record["chunks"] > 30
+    for phase in ("first_sync", "resync"):  # (a sync this small may pass between two polls: no progress asserted)
+        assert set(record[phase]["status"]["answers"]) == {"200"}, phase  # every status call answered
+        assert record[phase]["status"]["latency"]["n"] >= 1, phase
+    assert record["idle_search"]["answers"] == {"200": 5}
+    # every note re-read (its time moved) and none embedded again (its text did not change)
+    assert record["resync"]["touched"] == 30
+    assert {"changed": 30, "chunks_embedded": 0} in [
+        {k: r[k] for k in ("changed", "chunks_embedded")} for r in record["resync"]["sync_reports"]
+    ]
+    assert sum(record["resync"]["search"]["answers"].values()) >= 1
