@@ -37,7 +37,7 @@ from scripts import bench
 
 STATUS_EVERY = 0.25
 SEARCH_EVERY = 1.0
-REPORT_FIELDS = ("changed", "chunks_embedded", "chunks_reused", "seconds")  # of a status's last_report
+REPORT_FIELDS = ("changed", "touched", "chunks_embedded", "chunks_reused", "seconds")  # of a status's last_report
 
 
 @dataclass
@@ -382,7 +382,8 @@ def _phase_rows(name: str, phase: dict[str, Any]) -> list[tuple[str, str]]:
 def print_responsive(record: dict[str, Any]) -> None:
     first, second = record["first_sync"], record["resync"]
     reports = "; ".join(
-        f"{r['changed']} changed, {r['chunks_embedded']} embedded, {r['seconds']:.1f} s" for r in second["sync_reports"]
+        f"{r['changed']} changed, {r.get('touched', 0)} touched, {r['chunks_embedded']} embedded, {r['seconds']:.1f} s"
+        for r in second["sync_reports"]
     )
     rows = [
         ("load (1/5/15 min) before, after", f"{record['load_before']}, {record['load_after']}"),

@@ -1,6 +1,7 @@
 """The pipeline against a real LanceDB on disk and the fake Ollama over HTTP, counting embeddings."""
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,8 @@ from tests.fake_ollama import embed_text
 from vask_server.adapters.meta import reusable_suffixes
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
+
+NOON = datetime(2026, 6, 1, 12, 0).timestamp()  # a file time whose day a few seconds do not change
 
 
 async def sync(settings):
@@ -47,12 +50,13 @@ async def test_editing_one_section_embeds_one_chunk(fake_ollama, small_vault, se
 
 async def test_touch_without_change_and_move_embed_nothing(fake_ollama, small_vault, settings_for):
     settings = settings_for(small_vault)
-    await sync(settings)
     note = small_vault / "Sourdough.md"
-    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 5_000_000_000))
+    os.utime(note, (NOON, NOON))  # (so that 5 s later is the same day)
+    await sync(settings)
+    os.utime(note, (NOON + 5, NOON + 5))
     fake_ollama.fake.reset_counters()
     touched = await sync(settings)
-    assert touched.changed == 1 and touched.chunks_embedded == 0
+    assert touched.touched == 1 and touched.changed == 0 and touched.chunks_embedded == 0
 
     (small_vault / "Archive").mkdir()
     note.rename(small_vault / "Archive" / "Sourdough.md")
@@ -298,6 +302,7 @@ def _many_notes(root: Path, count: int) -> Path:
         (root / f"Note {n:02}.md").write_text(
             f"# Note {n}\n\nThe {n}th note is about subject {n * 7} and nothing else.\n"
         )
+        os.utime(root / f"Note {n:02}.md", (NOON, NOON))
     return root
 
 
@@ -355,3 +360,43 @@ async def test_a_large_sync_writes_in_few_appends_and_keeps_what_was_embedded_wh
         assert report.chunks_embedded == chunks - embedded_before, (report.summary(), calls)
         assert fake_ollama.fake.embed_inputs == chunks - embedded_before
         assert (await index_status(services))["notes"] == 30
+
+
+async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_ollama, tmp_path, settings_for):
+    """A checkout or a sync tool touches every file: the notes are read to see that their text is
+    the same, and only their times are recorded; no chunk row is deleted or written (rewriting them
+    all left every index behind the table, and searches took seconds). A time moved to another day
+    is a change: the rows record the day."""
+    vault = _many_notes(tmp_path / "vault", 12)
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.sync()
+        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
+        chunks = await services.store.chunks(suffix, dimension)
+        version = await chunks.version()
+        for n in range(12):
+            path = vault / f"Note {n:02}.md"
+            stat = path.stat()
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        fake_ollama.fake.reset_counters()
+        report = await services.indexer.sync()
+        assert (report.touched, report.changed, report.chunks_embedded) == (12, 0, 0), report.summary()
+        assert "12 touched" in report.summary()
+        chunks = await services.store.chunks(suffix, dimension)
+        assert await chunks.version() == version  # not one row deleted or added
+        kept = await services.store.manifest(suffix)
+        assert all(
+            kept[f"Note {n:02}.md"].mtime_ns == (vault / f"Note {n:02}.md").stat().st_mtime_ns for n in range(12)
+        )
+        assert (await services.indexer.sync()).touched == 0  # recorded: the next sync has nothing to do
+
+        # Another day: the note's rows are written again, with the day; its text needs no embedding.
+        path = vault / "Note 03.md"
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns - 3 * 86_400 * 1_000_000_000))
+        edited = vault / "Note 04.md"
+        edited.write_text("# Note 4\n\nNote 4 now says something new.\n")
+        report = await services.indexer.sync()
+        assert (report.touched, report.changed) == (0, 2), report.summary()
+        assert report.chunks_embedded >= 1 and fake_ollama.fake.embed_inputs >= 1
+        hits = await services.store.all_chunk_rows(suffix, dimension, ["path", "modified"], where="path = 'Note 03.md'")
+        days = {str(d) for d in hits["modified"].to_pylist()}
+        assert days == {str(datetime.fromtimestamp(path.stat().st_mtime_ns / 1e9).date())}

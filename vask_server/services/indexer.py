@@ -14,7 +14,7 @@ import logging
 import posixpath
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 
@@ -60,6 +60,7 @@ class SyncReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_removed: int = 0  # rows of deleted notes
+    touched: int = 0  # notes whose file time changed but not their text: rows kept, time recorded
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     excluded: dict[str, int] = field(default_factory=dict)  # notes left out, by rule (never their paths)
@@ -71,7 +72,8 @@ class SyncReport:
     def summary(self) -> str:
         return (
             f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
-            f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
+            + (f"{self.touched} touched (only their time changed); " if self.touched else "")
+            + f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
             f"{self.chunks_removed} removed; {len(self.failed)} failed, {len(self.skipped)} skipped; "
             + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
             + f"{self.seconds:.2f} s"
@@ -91,6 +93,7 @@ class _Prepared:
     modified: date | None = None
     content_hash: str = ""
     was_indexed: bool = False  # (for a note that opted out: it has rows to remove)
+    kept: NoteRecord | None = None  # (for a note only touched: its record, whose rows stay)
     status: str = "ok"
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -220,11 +223,18 @@ class Indexer:
         if progress:
             progress(0, total)
         batches = [plan.changed[start : start + _NOTES_PER_BATCH] for start in range(0, total, _NOTES_PER_BATCH)]
+        # A note whose file time changed but not its text (a checkout, a sync tool, a backup restore)
+        # keeps its rows: rewriting them all left every index behind the table until the next
+        # compaction, and searches took seconds meanwhile. Not when the chunking changed, nor for
+        # the notes redone because a note they link to became excluded.
+        keep: set[str] = set() if rechunk else set(plan.changed) - linkers
 
         def prepare(number: int) -> asyncio.Future[list[_Prepared]] | None:
             if number >= len(batches):
                 return None
-            return asyncio.ensure_future(asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver))
+            return asyncio.ensure_future(
+                asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver, keep)
+            )
 
         # A sync of many batches reads which paths and hashes have rows once, instead of asking the
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
@@ -386,8 +396,11 @@ class Indexer:
         on_disk: dict[str, FileStat],
         manifest: dict[str, NoteRecord],
         resolver: LinkResolver,
+        keep: Collection[str] = (),
     ) -> list[_Prepared]:
-        """Reads, parses and chunks (in a worker thread: it is the CPU-heavy part)."""
+        """Reads, parses and chunks (in a worker thread: it is the CPU-heavy part). `keep`: notes
+        whose stored rows stay if their text is as the manifest records it (only their time
+        changed), instead of being parsed and written again."""
         out: list[_Prepared] = []
         for path in paths:
             item = _Prepared(path=path, stamp=on_disk[path])
@@ -403,6 +416,10 @@ class Indexer:
                 continue
             item.warnings.extend(warnings)
             item.content_hash = content_hash(text)
+            if path in keep and _only_touched(manifest.get(path), item):
+                item.status, item.kept = _TOUCHED, manifest[path]
+                out.append(item)
+                continue
             try:
                 note = parse_note(path, text, resolver)
                 if opted_out(note.frontmatter):
@@ -495,6 +512,10 @@ class Indexer:
             if item.status == "excluded":
                 report.excluded[item.reason] = report.excluded.get(item.reason, 0) + 1
                 continue
+            if item.status == _TOUCHED and item.kept is not None:
+                report.touched += 1
+                pending.records.append(replace(item.kept, mtime_ns=item.stamp.mtime_ns, size=item.stamp.size))
+                continue
             report.changed += 1
             report.warnings.extend(item.warnings)
             if item.status == "failed":
@@ -505,7 +526,7 @@ class Indexer:
         rows = _chunk_rows(prepared, known, dimension)
         if rows is not None:
             pending.rows.append(rows)
-        pending.paths.extend(item.path for item in prepared)
+        pending.paths.extend(item.path for item in prepared if item.status != _TOUCHED)  # (their rows stay)
         pending.vectors.update(known)
 
     async def _write_pending(self, suffix: str, dimension: int, pending: _Pending, present: _Present | None) -> None:
@@ -544,6 +565,24 @@ def _remember_scan_problems(meta: IndexMeta, scan: VaultScan) -> bool:
     changed = any(meta.extra.get(key, {}) != value for key, value in problems.items())
     meta.extra.update(problems)
     return changed
+
+
+_TOUCHED = "touched"  # a _Prepared status: the text is as stored, only the file's time changed
+
+
+def _only_touched(record: NoteRecord | None, item: _Prepared) -> bool:
+    """The note was indexed whole from this very text, and its time moved within the same day: its
+    rows would come out the same (the day is all of the time they record)."""
+    return (
+        record is not None
+        and record.status == "ok"
+        and record.content_hash == item.content_hash
+        and _day(record.mtime_ns) == _day(item.stamp.mtime_ns)
+    )
+
+
+def _day(mtime_ns: int) -> date:
+    return datetime.fromtimestamp(mtime_ns / 1e9).date()  # as date_note reads it: local time
 
 
 def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:

@@ -102,6 +102,7 @@ async def status(request: web.Request) -> web.Response:
             "last_report": (
                 {
                     "changed": report.changed,
+                    "touched": report.touched,
                     "deleted": report.deleted,
                     "chunks_embedded": report.chunks_embedded,
                     "chunks_reused": report.chunks_reused,
