@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import vask_server.services.indexer as indexer_module
 from tests.reliability.helpers import clean_build, index_fingerprint, indexed_notes_have_their_vectors
 from tests.web_helpers import running_app
 from vask_server.config import load_settings
@@ -67,9 +68,11 @@ async def test_down_at_start_keyword_search_meanwhile_then_catches_up(switchable
         assert (await index_fingerprint(api.live.services)) == await clean_build(config, tmp_path / "clean")
 
 
-async def test_going_down_mid_index_loses_nothing(switchable_ollama, vault, tmp_path):
+async def test_going_down_mid_index_loses_nothing(switchable_ollama, vault, tmp_path, monkeypatch):
     for copy in ("A", "B"):  # enough notes for several write batches
         shutil.copytree(vault / "03 Resources", vault / copy)
+    # Appends as small as a large vault's are, relative to it: the first batch is written on its own
+    monkeypatch.setattr(indexer_module, "_ROWS_PER_WRITE", 50)
     switchable_ollama.fake.delay = 0.02
     config = settings(
         vault, tmp_path / "index", switchable_ollama.url, embed_batch_size=4, embed_concurrency=1, ollama_retries=1
