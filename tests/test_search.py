@@ -140,7 +140,9 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         first = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         kept = (services.index_dir / CALIBRATION_FILE).read_text("utf-8")
         measured = services.searcher._cache
-        assert measured is not None and measured.pair_std > 0 and str(measured.pair_mean) in kept
+        assert (
+            measured is not None and measured.calibration.pair_std > 0 and str(measured.calibration.pair_mean) in kept
+        )
 
     reads: list[str] = []
 
@@ -166,7 +168,10 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         await services.indexer.sync()
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == ["rows"]  # a new version: measured again (a small index, at once)
-        assert services.searcher._cache is not None and services.searcher._cache.version != measured.version
+        assert (
+            services.searcher._cache is not None
+            and services.searcher._cache.calibration.version != measured.calibration.version
+        )
 
     (services.index_dir / CALIBRATION_FILE).write_text("{not json", "utf-8")
     reads.clear()

@@ -110,15 +110,13 @@ class ActiveIndex:
     suffix: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class _IndexCache:
-    """Per index version: a background sample of vectors."""
+    """Per index version: the calibration measured on a sample of its vectors (or kept from a run
+    before), and the index it belongs to."""
 
     suffix: str
-    version: str
-    notes: int  # notes the sample was drawn from
-    pair_mean: float  # similarity of random pairs of chunks: the model's "unrelated" level
-    pair_std: float
+    calibration: Calibration
 
 
 class Searcher:
@@ -150,9 +148,9 @@ class Searcher:
         meta = self.store.read_meta()
         version = f"{index.suffix}@{meta.last_sync}#{meta.extra.get('syncs', 0)}"
         cache = self._cache
-        if cache is not None and cache.version == version:
+        if cache is not None and cache.calibration.version == version:
             return cache
-        if cache is not None and cache.suffix == index.suffix and cache.notes >= _BACKGROUND_SAMPLE:
+        if cache is not None and cache.suffix == index.suffix and cache.calibration.notes >= _BACKGROUND_SAMPLE:
             # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
             # its notes), so the previous figures serve while fresh ones are computed in the
             # background: no search waits for it. (A small index is re-read at once: it is quick,
@@ -171,12 +169,10 @@ class Searcher:
     async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
         saved = read_calibration(self.store.index_dir, version)
         if saved is not None:  # a restart with nothing changed since it was measured
-            return self._keep(
-                _IndexCache(index.suffix, version, saved.notes, saved.pair_mean, saved.pair_std), background
-            )
+            return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
         try:
-            write_calibration(self.store.index_dir, Calibration(version, cache.notes, cache.pair_mean, cache.pair_std))
+            write_calibration(self.store.index_dir, cache.calibration)
         except OSError as exc:  # only costs the next start this measurement
             log.warning("could not keep the search calibration (%s)", exc)
         return self._keep(cache, background)
@@ -207,7 +203,7 @@ class Searcher:
         pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, version, len(counts), pair_mean, pair_std)
+        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std))
 
     async def search_question(
         self,
@@ -404,11 +400,11 @@ class Searcher:
             # 124,000 chunks.)
             evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
         threshold = min_similarity
-        if config.decline == "calibrated" and cache.pair_std > 0:
+        if config.decline == "calibrated" and cache.calibration.pair_std > 0:
             sigmas = config.decline_sigmas
             if filters is not None and filters.dated:
                 sigmas = min(sigmas, RANGED_DECLINE_SIGMAS)
-            threshold = cache.pair_mean + sigmas * cache.pair_std
+            threshold = cache.calibration.pair_mean + sigmas * cache.calibration.pair_std
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
