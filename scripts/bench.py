@@ -1397,7 +1397,7 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("throughput (chunks/s)", each(lambda o: f"{o['index']['chunks_per_s']:,.0f}")),
         ("ANN build after the sync (s)", each(lambda o: f"{o['index']['ann_index_after_sync_s']:.1f}")),
         ("peak RSS of the index (MiB)", each(lambda o: f"{o['index']['peak_rss_bytes'] / mib:.0f}")),
-        ("index on disk (MiB)", each(lambda o: f"{o['index']['index_bytes'] / mib:.0f}")),
+        ("index on disk (MiB)", each(lambda o: f"{o['index']['index_bytes'] / mib:,.0f}")),
         ("restart: ready (s, median)", each(lambda o: f"{o['restart']['ready_median_s']:.2f}")),
         ("restart: embeddings", each(lambda o: o["restart"]["embeddings_max"])),
         ("restart: first search (ms)", each(lambda o: f"{o['restart']['first_search_median_s'] * 1000:.0f}")),
@@ -1409,13 +1409,16 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
     ]
 
 
-def print_sizes(record: dict[str, Any]) -> None:
-    rows = size_rows(record)
+def sizes_table(record: dict[str, Any]) -> str:
+    """The sizes side by side as a Markdown table: what docs/BENCHMARKS.md shows of docs/bench/sizes.json."""
     header = ["figure", *(f"{int(n):,} notes" for n in record["sizes"])]
-    print("\n| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for name, values in rows:
-        print(f"| {name} | " + " | ".join(values) + " |")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [f"| {name} | " + " | ".join(values) + " |" for name, values in size_rows(record)]
+    return "\n".join(lines)
+
+
+def print_sizes(record: dict[str, Any]) -> None:
+    print("\n" + sizes_table(record))
 
 
 TARGETS = {

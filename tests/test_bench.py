@@ -96,3 +96,12 @@ def test_responsive_watches_a_first_sync_and_a_resync_of_every_note(tmp_path, fa
         {k: r.get(k) for k in ("changed", "touched", "chunks_embedded")} for r in record["resync"]["sync_reports"]
     ]
     assert sum(record["resync"]["search"]["answers"].values()) >= 1
+
+
+def test_benchmarks_page_shows_the_sizes_table_of_its_record():
+    """docs/BENCHMARKS.md's table of sizes is the one docs/bench/sizes.json renders to, row for row."""
+    root = Path(__file__).resolve().parent.parent
+    record = json.loads((root / "docs" / "bench" / "sizes.json").read_text("utf-8"))
+    table = bench.sizes_table(record)
+    assert table.count("\n") >= 10
+    assert table in (root / "docs" / "BENCHMARKS.md").read_text("utf-8")
