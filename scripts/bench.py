@@ -129,7 +129,8 @@ def http_json(url: str, body: Any = None, token: str | None = None, timeout: flo
 
 
 def embed_inputs(host: str) -> int | None:
-    """How many texts the Ollama stand-in has embedded so far (shim or the test fake), if it says."""
+    """How many texts the Ollama stand-in has embedded so far (shim, scripts.hash_ollama or the test
+    fake), if it says."""
     for path in ("/shim/stats", "/fake/stats"):
         with contextlib.suppress(OSError, ValueError, urllib.error.URLError):
             return int(http_json(host + path, timeout=5)["embed_inputs"])
@@ -784,6 +785,12 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
             first = time.monotonic()
             hits = http_json(server.base + "/v1/search", {"query": "project plan review", "top_k": 3}, server.token)
             search_s = time.monotonic() - first
+            # Memory at rest once the warm-up that starts with the server has settled, then after
+            # searching (what the caches and the heap keep of the searches).
+            idle = settled_rss(server.process.pid)
+            for query in make_queries(args.searches, seed=3):
+                http_json(server.base + "/v1/search", {"query": query}, server.token)
+            searched = settled_rss(server.process.pid)
             status = server.status()
         finally:
             server.stop()
@@ -796,11 +803,15 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
                 "notes": status["notes"],
                 "chunks": status["chunks"],
                 "hits": len(hits["hits"]),
+                "idle_rss_mib": round(idle / 2**20),
+                "rss_after_searches_mib": round(searched / 2**20),
             }
         )
         print(
             f"run {n + 1}: listening {listening:.2f} s, ready {ready:.2f} s, "
-            f"embeddings {runs[-1]['embeddings']}, first search {search_s * 1000:.0f} ms"
+            f"embeddings {runs[-1]['embeddings']}, first search {search_s * 1000:.0f} ms, "
+            f"idle {runs[-1]['idle_rss_mib']} MiB, "
+            f"after {args.searches} searches {runs[-1]['rss_after_searches_mib']} MiB"
         )
     record = {
         "vault": str(args.vault),
@@ -811,6 +822,9 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
         "listening_median_s": round(statistics.median(r["listening_s"] for r in runs), 3),
         "first_search_median_s": round(statistics.median(r["first_search_s"] for r in runs), 3),
         "embeddings_max": max((r["embeddings"] or 0) for r in runs),
+        "idle_rss_mib": statistics.median(r["idle_rss_mib"] for r in runs),
+        "searches": args.searches,
+        "rss_after_searches_mib": statistics.median(r["rss_after_searches_mib"] for r in runs),
     }
     print_table(
         f"restart with nothing changed ({runs[0]['notes']} notes, {runs[0]['chunks']} chunks)",
@@ -819,10 +833,24 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
             ("listening (median)", f"{record['listening_median_s']:.2f} s"),
             ("first search after ready", f"{record['first_search_median_s'] * 1000:.0f} ms"),
             ("embeddings made", str(record["embeddings_max"])),
+            ("idle RSS (median)", f"{record['idle_rss_mib']:.0f} MiB"),
+            (f"RSS after {args.searches} searches (median)", f"{record['rss_after_searches_mib']:.0f} MiB"),
         ],
     )
     write_json(args.json, record)
     return record
+
+
+def settled_rss(pid: int, *, quiet_s: float = 2.0, timeout: float = 60.0) -> int:
+    """The RSS of a process once it has stopped moving by more than 1 MiB for `quiet_s`."""
+    started = last_change = time.monotonic()
+    last = proc_status(pid).get("VmRSS", 0)
+    while time.monotonic() - last_change < quiet_s and time.monotonic() - started < timeout:
+        time.sleep(0.25)
+        now = proc_status(pid).get("VmRSS", 0)
+        if abs(now - last) > 2**20:
+            last, last_change = now, time.monotonic()
+    return last
 
 
 def run_edits(args: argparse.Namespace) -> dict[str, Any]:
@@ -1304,7 +1332,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         )
         # 3. restart with nothing changed
         steps["restart"] = run_restart(
-            ns(vault=vaults["large"], index_dir=work / "index-large", model=FAST_MODEL, runs=plan.restarts)
+            ns(vault=vaults["large"], index_dir=work / "index-large", model=FAST_MODEL, runs=plan.restarts, searches=50)
         )
         # 4. query latency at both sizes
         for size in ("small", "large"):
@@ -1365,7 +1393,9 @@ def run_sizes(args: argparse.Namespace) -> dict[str, Any]:
             base = {"ollama_host": args.ollama_host, "json": None, "seed": args.seed, "work": work}
             return argparse.Namespace(**{**base, **kw})
 
-        one["restart"] = run_restart(ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, runs=args.restarts))
+        one["restart"] = run_restart(
+            ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, runs=args.restarts, searches=50)
+        )
         one["query"] = run_query(
             ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, queries=args.queries, mode="hybrid")
         )
@@ -1401,6 +1431,8 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("restart: ready (s, median)", each(lambda o: f"{o['restart']['ready_median_s']:.2f}")),
         ("restart: embeddings", each(lambda o: o["restart"]["embeddings_max"])),
         ("restart: first search (ms)", each(lambda o: f"{o['restart']['first_search_median_s'] * 1000:.0f}")),
+        ("serve idle after restart (MiB)", each(lambda o: f"{o['restart']['idle_rss_mib']:.0f}")),
+        ("… after 50 searches (MiB)", each(lambda o: f"{o['restart']['rss_after_searches_mib']:.0f}")),
         ("/v1/search median (ms)", each(lambda o: f"{o['query']['server']['median_ms']:.1f}")),
         ("/v1/search p95 (ms)", each(lambda o: f"{o['query']['server']['p95_ms']:.1f}")),
         ("first search after a sync (ms)", each(lambda o: f"{o['query']['first_search_after_sync_ms']:.0f}")),
@@ -1413,7 +1445,9 @@ def sizes_table(record: dict[str, Any]) -> str:
     """The sizes side by side as a Markdown table: what docs/BENCHMARKS.md shows of docs/bench/sizes.json."""
     header = ["figure", *(f"{int(n):,} notes" for n in record["sizes"])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += [f"| {name} | " + " | ".join(values) + " |" for name, values in size_rows(record)]
+    # (a figure no size has, from a record older than the figure, is left out)
+    rows = [(name, values) for name, values in size_rows(record) if set(values) != {"—"}]
+    lines += [f"| {name} | " + " | ".join(values) + " |" for name, values in rows]
     return "\n".join(lines)
 
 
@@ -1541,6 +1575,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vault", type=Path, required=True)
     p.add_argument("--index-dir", type=Path, required=True)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--searches", type=int, default=50, help="searches before the second RSS reading")
     common(p)
 
     p = sub.add_parser("query", help="/v1/search server-side latency (query embedding excluded)")
