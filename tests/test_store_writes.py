@@ -11,7 +11,8 @@ import pytest
 
 from tests.test_store_ann import DIM, SUFFIX, _rows
 from vask_server.adapters import store as store_module
-from vask_server.adapters.store import NoteRecord, Store
+from vask_server.adapters.manifest import NoteRecord
+from vask_server.adapters.store import Store
 
 
 def _record(path: str, chunks: int) -> NoteRecord:

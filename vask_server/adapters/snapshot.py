@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,20 @@ def scan_digest(notes: Mapping[str, FileStat]) -> str:
     return digest.hexdigest()
 
 
-def save_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mapping[str, FileStat]) -> None:
-    data = {"model": model, "fingerprint": fingerprint, "notes": len(notes), "digest": scan_digest(notes)}
+@dataclass(frozen=True)
+class ScanSeen:
+    """What a snapshot keeps of a scan: taken when the sync has read it, saved once the sync is done."""
+
+    notes: int
+    digest: str
+
+    @classmethod
+    def of(cls, notes: Mapping[str, FileStat]) -> ScanSeen:
+        return cls(len(notes), scan_digest(notes))
+
+
+def save_snapshot(index_dir: Path, model: str, fingerprint: str, seen: ScanSeen) -> None:
+    data = {"model": model, "fingerprint": fingerprint, "notes": seen.notes, "digest": seen.digest}
     write_atomic(_path(index_dir), json.dumps(data))
 
 

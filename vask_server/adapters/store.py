@@ -30,7 +30,9 @@ from lancedb.index import FTS, BTree, IvfRq
 from lancedb.query import MatchQuery
 
 from vask_server.adapters.folders import ensure_index_dir
+from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
+from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
 from vask_server.core.retrieve import sql_string
 from vask_server.errors import IndexBroken
 
@@ -203,22 +205,6 @@ NOTE_SCHEMA = pa.schema(
 )
 
 
-@dataclass(frozen=True)
-class NoteRecord:
-    path: str
-    mtime_ns: int
-    size: int
-    content_hash: str
-    title: str
-    aliases: list[str]
-    tags: list[str]
-    links: str
-    chunk_count: int
-    status: str
-    reason: str
-    indexed_at: str
-
-
 class Store:
     def __init__(self, index_dir: Path, db: lancedb.AsyncConnection) -> None:
         self.index_dir = index_dir
@@ -352,20 +338,19 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------------------
 
-    async def manifest(self, suffix: str, paths: Collection[str] | None = None) -> dict[str, NoteRecord]:
+    async def manifest(self, suffix: str, paths: Collection[str] | None = None) -> Manifest:
         """Note records by path: all of them, or those of `paths` (an edit's sync needs one row, and
         reading all 10,000 costs ~0.15 s)."""
         table = await self.notes(suffix)
         if paths is None or len(paths) > 4 * _IN_LIST_BATCH:
-            rows = (await table.query().to_arrow()).to_pylist()
-        else:
-            wanted = sorted(paths)
-            rows = []
-            for start in range(0, len(wanted), _IN_LIST_BATCH):
-                query = table.query().where(sql_in("path", wanted[start : start + _IN_LIST_BATCH]))
-                rows.extend((await query.to_arrow()).to_pylist())
-        records = {row["path"]: NoteRecord(**row) for row in rows}
-        return records if paths is None else {p: r for p, r in records.items() if p in paths}
+            manifest = Manifest(await table.query().to_arrow())
+            return manifest if paths is None else manifest.only(paths)
+        wanted = sorted(paths)
+        parts = []
+        for start in range(0, len(wanted), _IN_LIST_BATCH):
+            query = table.query().where(sql_in("path", wanted[start : start + _IN_LIST_BATCH]))
+            parts.append(await query.to_arrow())
+        return Manifest(pa.concat_tables(parts)) if parts else Manifest.empty()
 
     async def note_links(self, suffix: str) -> pa.Table:
         """Each note's path, title, aliases, tags and links (JSON): what the link graph and a question's
@@ -398,13 +383,13 @@ class Store:
             found.update(zip(result[column].to_pylist(), vector_matrix(result["vector"], dimension), strict=True))
         return found
 
-    async def chunk_keys(self, suffix: str, dimension: int) -> tuple[set[str], set[str]]:
+    async def chunk_keys(self, suffix: str, dimension: int) -> tuple[set[str], HashKeys]:
         """Every note path and every content hash that has rows: one column scan, so that a large
         sync can skip the lookups and deletes that would find nothing."""
         table = await self.chunks(suffix, dimension)
         result = await table.query().select(["path", "hash"]).to_arrow()
         # (made unique in Arrow first: a Python string for each of 500,000 rows is ~40 MB more)
-        return set(pc.unique(result["path"]).to_pylist()), set(pc.unique(result["hash"]).to_pylist())
+        return set(pc.unique(result["path"]).to_pylist()), HashKeys(_hash_keys(pc.unique(result["hash"])))
 
     async def chunk_paths(self, suffix: str, dimension: int) -> set[str]:
         table = await self.chunks(suffix, dimension)
@@ -686,6 +671,25 @@ def vector_matrix(column: pa.ChunkedArray | pa.Array, dimension: int | None = No
     width = dimension or (int(values.type.list_size) if len(values) else 0)
     shaped: np.ndarray = matrix.reshape(len(values), width)
     return shaped
+
+
+def _hash_keys(hashes: pa.Array) -> np.ndarray:
+    """The `HashKeys` keys of hex content hashes, read from Arrow's buffers: Python strings of the
+    hashes of 575,000 chunks would cost ~60 MB on the way."""
+    hashes = hashes.cast(pa.string())
+    if hashes.null_count == 0 and len(hashes):
+        lengths = pc.binary_length(hashes)  # (bytes: every row the same, so they lie end to end)
+        if pc.min(lengths).as_py() == pc.max(lengths).as_py() == _HASH_LENGTH:
+            start = hashes.offset
+            offsets = np.frombuffer(hashes.buffers()[1], dtype=np.int32)[start : start + len(hashes) + 1]
+            data = np.frombuffer(hashes.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+            keys = keys_of_hex_rows(data.reshape(len(hashes), _HASH_LENGTH)[:, :16])
+            if keys is not None:
+                return keys
+    return np.fromiter((hash_key(h) for h in hashes.to_pylist() if h is not None), dtype=np.uint64)
+
+
+_HASH_LENGTH = 32  # hex digits of a chunk's content hash (core/chunk.py)
 
 
 def _rows_with_vectors(result: pa.Table) -> list[dict[str, Any]]:

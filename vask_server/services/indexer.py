@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import posixpath
@@ -21,17 +22,19 @@ from datetime import date, datetime
 import numpy as np
 import pyarrow as pa
 
+from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
-from vask_server.adapters.snapshot import clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, NoteRecord, Store, chunk_schema, now_iso, release_memory
+from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, display_name, file_type
+from vask_server.core.hashkeys import HashKeys
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
@@ -123,7 +126,7 @@ class _Present:
     """What the chunks table (and manifest) held when a large sync started, plus what it wrote."""
 
     paths: set[str]
-    hashes: set[str]
+    hashes: HashKeys
 
 
 class Indexer:
@@ -202,12 +205,12 @@ class Indexer:
         indexed = manifest
         if only is not None:
             on_disk = {p: s for p, s in scan.notes.items() if p in only}
-            indexed = {p: r for p, r in manifest.items() if p in only}
-        plan = plan_scan(on_disk, indexed, force=rechunk and only is None)
+            indexed = manifest.only(only)
+        plan = plan_scan(on_disk, indexed.stamps(), force=rechunk and only is None)
         # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
         # a note now excluded are redone, so no row keeps even its path.
         newly_excluded = {path for path in plan.deleted if path in scan.excluded}
-        linkers = _linking_to(manifest, newly_excluded) - set(plan.changed) - set(plan.deleted)
+        linkers = manifest.linking_to(newly_excluded) - set(plan.changed) - set(plan.deleted)
         if linkers:
             plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
         report.scanned = len(on_disk)
@@ -229,12 +232,7 @@ class Indexer:
         # the notes redone because a note they link to became excluded.
         keep: set[str] = set() if rechunk else set(plan.changed) - linkers
 
-        def prepare(number: int) -> asyncio.Future[list[_Prepared]] | None:
-            if number >= len(batches):
-                return None
-            return asyncio.ensure_future(
-                asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver, keep)
-            )
+        prepare = functools.partial(self._prepare_ahead, batches, on_disk, manifest, resolver, keep)
 
         # A sync of many batches reads which paths and hashes have rows once, instead of asking the
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
@@ -273,7 +271,7 @@ class Indexer:
             # Notes that opted out in their frontmatter (found only by reading them): the notes linking
             # to them are redone without the link's target, as for the excluded above.
             everything = manifest if only is None else await self.store.manifest(suffix)
-            redo = sorted(_linking_to(everything, self._opted_out) - self._opted_out)
+            redo = sorted(everything.linking_to(self._opted_out) - self._opted_out)
             if redo:
                 hidden = set(scan.excluded) | self._opted_out
                 quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
@@ -285,7 +283,7 @@ class Indexer:
         if newly_excluded:
             self._purge = True  # notes that became excluded: no version of the tables may keep them
         if plan.deleted:
-            removed = sum(manifest[p].chunk_count for p in plan.deleted if p in manifest)
+            removed = sum(manifest.chunk_count(p) for p in plan.deleted if p in manifest)
             await self.store.delete_notes(suffix, dimension, plan.deleted)
             report.deleted = len(plan.deleted)
             report.chunks_removed += removed
@@ -301,12 +299,22 @@ class Indexer:
                 await self.store.delete_notes(suffix, dimension, orphans)
                 plan = replace(plan, deleted=[*plan.deleted, *orphans])
 
+        # What the sync held of every note (the scan, the manifest, the paths and hashes present, the
+        # link resolver) is let go before the compaction and the index builds, the peak of a large sync.
+        seen = ScanSeen.of(scan.notes) if only is None else None
+        scan_problems, scan_skipped = scan.problems, scan.skipped
+        del scan, on_disk, indexed, manifest, present, resolver, keep, prepare
+        large = len(batches) > 1
+        del batches
+        if large:
+            release_memory()
+
         wrote = total > 0 or bool(plan.deleted)
         compacted = wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
         if compacted:
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
-            if len(batches) > 1:
+            if large:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
@@ -329,18 +337,18 @@ class Indexer:
         meta.extra["syncs"] = int(meta.extra.get("syncs", 0)) + 1
         meta.extra["chunking"] = self.options.fingerprint()
         if only is None:
-            _remember_scan_problems(meta, scan)
+            _remember_scan_problems(meta, scan_problems, scan_skipped)
             meta.extra["excluded"] = dict(sorted(report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
         replaced = str(previous["suffix"]) if previous and previous.get("suffix") != suffix else None
         if previous and replaced:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
         await self._remove_old_tables(meta, replaced, report)
-        if only is None:
-            save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), scan.notes)
-        if len(batches) > 1:
+        if seen is not None:
+            save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), seen)
+        if large:
             await self.store.forget_tables()
-        if len(batches) > 1 or compacted:
+        if large or compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
         await self.store.index_vectors_later(suffix, dimension)
         report.seconds = time.perf_counter() - started
@@ -362,7 +370,7 @@ class Indexer:
         report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        if _remember_scan_problems(meta, scan):
+        if _remember_scan_problems(meta, scan.problems, scan.skipped):
             self.store.write_meta(meta)
         await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
@@ -390,11 +398,27 @@ class Indexer:
             meta.extra[UNDROPPED_TABLES] = failed
             self.store.write_meta(meta)
 
+    def _prepare_ahead(
+        self,
+        batches: list[list[str]],
+        on_disk: dict[str, FileStat],
+        manifest: Manifest,
+        resolver: LinkResolver,
+        keep: Collection[str],
+        number: int,
+    ) -> asyncio.Future[list[_Prepared]] | None:
+        """Batch `number` read and parsed in a worker thread, to be awaited when its turn comes."""
+        if number >= len(batches):
+            return None
+        return asyncio.ensure_future(
+            asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver, keep)
+        )
+
     def _prepare(
         self,
         paths: list[str],
         on_disk: dict[str, FileStat],
-        manifest: dict[str, NoteRecord],
+        manifest: Manifest,
         resolver: LinkResolver,
         keep: Collection[str] = (),
     ) -> list[_Prepared]:
@@ -416,8 +440,9 @@ class Indexer:
                 continue
             item.warnings.extend(warnings)
             item.content_hash = content_hash(text)
-            if path in keep and _only_touched(manifest.get(path), item):
-                item.kept = manifest[path]
+            record = manifest.get(path) if path in keep else None
+            if record is not None and _only_touched(record, item):
+                item.kept = record
                 out.append(item)
                 continue
             try:
@@ -493,7 +518,7 @@ class Indexer:
         known = {h: pending.vectors[h] for h in all_hashes if h in pending.vectors}
         # (with `present`: the others have no stored vector, no need to ask)
         wanted = all_hashes - known.keys()
-        hashes = wanted & present.hashes if present is not None else wanted
+        hashes = present.hashes.maybe_present(wanted) if present is not None else wanted
         known.update(await self.store.vectors_for_hashes(suffix, dimension, hashes))
         if reuse is not None and len(known) < len(all_hashes):
             known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
@@ -539,40 +564,27 @@ class Indexer:
             self._purge = True
         if present is not None:
             present.paths.update(pending.paths)
-            present.hashes.update(pending.vectors)
+            present.hashes.add(pending.vectors)
         self._writes_since_compact += 1
 
 
-def _linking_to(manifest: dict[str, NoteRecord], targets: set[str]) -> set[str]:
-    """The notes whose stored links resolve to one of `targets`."""
-    if not targets:
-        return set()
-    needles = [json.dumps(target, ensure_ascii=False) for target in targets]
-    return {
-        record.path
-        for record in manifest.values()
-        if record.path not in targets and any(needle in (record.links or "") for needle in needles)
-    }
-
-
-def _remember_scan_problems(meta: IndexMeta, scan: VaultScan) -> bool:
+def _remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: dict[str, str]) -> bool:
     """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
     here, under the same word the sync used. True when that changed what `meta` holds."""
-    problems = {
-        "scan_problems": dict(sorted(scan.problems.items())),
-        "scan_skipped": dict(sorted(scan.skipped.items())),
+    found = {
+        "scan_problems": dict(sorted(problems.items())),
+        "scan_skipped": dict(sorted(skipped.items())),
     }
-    changed = any(meta.extra.get(key, {}) != value for key, value in problems.items())
-    meta.extra.update(problems)
+    changed = any(meta.extra.get(key, {}) != value for key, value in found.items())
+    meta.extra.update(found)
     return changed
 
 
-def _only_touched(record: NoteRecord | None, item: _Prepared) -> bool:
+def _only_touched(record: NoteRecord, item: _Prepared) -> bool:
     """The note was indexed whole from this very text, and its time moved within the same day: its
     rows would come out the same (the day is all of the time they record)."""
     return (
-        record is not None
-        and record.status == "ok"
+        record.status == "ok"
         and record.content_hash == item.content_hash
         and _day(record.mtime_ns) == _day(item.stamp.mtime_ns)
     )

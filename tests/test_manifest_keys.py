@@ -1,0 +1,78 @@
+"""The sync's per-note and per-chunk state in compact form: the columnar manifest and the hash keys."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pyarrow as pa
+import pytest
+
+from vask_server.adapters.manifest import Manifest, NoteRecord
+from vask_server.adapters.store import _hash_keys
+from vask_server.core.hashkeys import HashKeys, hash_key
+
+
+def _hash(n: int) -> str:
+    return hashlib.sha256(str(n).encode()).hexdigest()[:32]
+
+
+def _record(path: str, links: tuple[str, ...] = (), mtime: int = 1, chunks: int = 2) -> NoteRecord:
+    stored = json.dumps([{"target": t, "resolved": t} for t in links], ensure_ascii=False)
+    when = "2026-12-03T00:00:00+00:00"
+    return NoteRecord(path, mtime, 10, "h" + path, path, [], ["t"], stored, chunks, "ok", "", when)
+
+
+def _manifest(*records: NoteRecord) -> Manifest:
+    return Manifest(pa.Table.from_pylist([r.__dict__ for r in records]))
+
+
+def test_a_manifest_gives_back_each_record_as_stored_and_the_last_row_of_a_path_wins():
+    a, b, newer_a = _record("a.md", ("b.md",)), _record("b.md", mtime=5, chunks=7), _record("a.md", mtime=9)
+    manifest = _manifest(a, b, newer_a)
+    assert len(manifest) == 2 and set(manifest) == {"a.md", "b.md"}
+    assert manifest["b.md"] == b and manifest["a.md"] == newer_a
+    assert manifest.get("missing.md") is None and "missing.md" not in manifest
+    assert manifest.stamps()["b.md"].mtime_ns == 5 and manifest.stamps()["a.md"].mtime_ns == 9
+    assert manifest.chunk_count("b.md") == 7
+    assert dict(manifest.only({"b.md", "nope.md"})) == {"b.md": b}
+    assert len(Manifest.empty()) == 0 and Manifest.empty().linking_to({"a.md"}) == set()
+
+
+def test_linking_to_finds_the_notes_whose_stored_links_resolve_to_a_target():
+    manifest = _manifest(
+        _record("a.md", ("Secret/plan.md",)),
+        _record("b.md", ("Secret/plan.md.bak", "c.md")),  # a longer name holding the target's is not a link to it
+        _record("c.md", ("Café/ünï.md",)),
+        _record("Secret/plan.md", ("a.md",)),
+    )
+    assert manifest.linking_to({"Secret/plan.md"}) == {"a.md"}
+    assert manifest.linking_to({"Café/ünï.md", "c.md"}) == {"b.md"}  # (c.md is a target itself)
+    assert manifest.linking_to(set()) == set()
+
+
+def test_a_stale_row_of_a_path_does_not_count_as_its_links():
+    manifest = _manifest(_record("a.md", ("x.md",)), _record("a.md"))
+    assert manifest.linking_to({"x.md"}) == set()
+
+
+def test_hash_keys_read_from_arrow_agree_with_one_hash_at_a_time():
+    hashes = [_hash(n) for n in range(500)]
+    column = pa.array(["", *hashes]).slice(1)  # (an offset into the buffers, as a slice of a table has)
+    assert _hash_keys(column).tolist() == [hash_key(h) for h in hashes]
+    odd = pa.array(["not-hex-not-hex-not-hex-not-hex!", "short", "ÄÖÜ", *hashes[:3]])
+    assert _hash_keys(odd).tolist() == [hash_key(h) for h in odd.to_pylist()]
+
+
+@pytest.mark.parametrize("added", [10, HashKeys._MERGE_AT + 10])  # before and after a merge into the array
+def test_hash_keys_hold_every_hash_added_and_miss_the_others(added):
+    held = [_hash(n) for n in range(added)]
+    others = [_hash(-n) for n in range(1, 2001)]
+    keys = HashKeys(_hash_keys(pa.array(held[: added // 2])))
+    keys.add(held[added // 2 :])
+    assert keys.maybe_present(held) == set(held)
+    # 64-bit keys: a miss reported as held is possible in principle, never seen in 2,000 here
+    assert keys.maybe_present(others) == set()
+    assert keys.maybe_present([]) == set()
+    assert HashKeys().maybe_present(held[:3]) == set()
+    assert HashKeys.of(held[:3]).maybe_present(held[:5]) == set(held[:3])

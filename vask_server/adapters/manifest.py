@@ -1,0 +1,121 @@
+"""The notes table as a sync reads it: kept in Arrow's columns, a row made into a `NoteRecord` only
+when one is asked for.
+
+A record of Python objects a note cost ~2.5 KB: 100,000 of them held 247 MiB for as long as a sync
+ran, and every sync that found a change read them all. The same rows in columns, with a path →
+row lookup, hold ~90 MiB (docs/BENCHMARKS.md); the scan's comparison reads two integer columns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    path: str
+    mtime_ns: int
+    size: int
+    content_hash: str
+    title: str
+    aliases: list[str]
+    tags: list[str]
+    links: str
+    chunk_count: int
+    status: str
+    reason: str
+    indexed_at: str
+
+
+@dataclass(frozen=True)
+class Stamp:
+    mtime_ns: int
+    size: int
+
+
+class Manifest(Mapping[str, NoteRecord]):
+    """Note records by path (the last row wins where a path has two: as a dict built row by row)."""
+
+    def __init__(self, rows: pa.Table) -> None:
+        self._rows = rows
+        self._row = {path: number for number, path in enumerate(rows["path"].to_pylist())}
+        self._mtime_ns = _integers(rows, "mtime_ns")
+        self._size = _integers(rows, "size")
+        self._chunk_count = _integers(rows, "chunk_count")
+
+    @classmethod
+    def empty(cls) -> Manifest:
+        return cls(pa.table({"path": pa.array([], pa.string())}))
+
+    def __getitem__(self, path: str) -> NoteRecord:
+        row = self._rows.slice(self._row[path], 1).to_pylist()[0]
+        return NoteRecord(**row)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def stamps(self) -> Mapping[str, Stamp]:
+        """Each note's recorded time and size, what the scan is compared with, without its record."""
+        return _Stamps(self)
+
+    def stamp(self, path: str) -> Stamp:
+        number = self._row[path]
+        return Stamp(int(self._mtime_ns[number]), int(self._size[number]))
+
+    def chunk_count(self, path: str) -> int:
+        return int(self._chunk_count[self._row[path]])
+
+    def only(self, paths: Collection[str]) -> Manifest:
+        """The records of these paths alone."""
+        numbers = sorted(self._row[p] for p in paths if p in self._row)
+        return Manifest(self._rows.take(pa.array(numbers, pa.int64())))
+
+    def linking_to(self, targets: Collection[str]) -> set[str]:
+        """The notes (other than `targets`) whose stored links resolve to one of `targets`: found in
+        the links column as Arrow text, without reading any record."""
+        if not targets or not len(self):
+            return set()
+        links = self._rows["links"].fill_null("")
+        hits = np.zeros(self._rows.num_rows, dtype=bool)
+        for target in targets:
+            # (a resolved link is stored as its JSON string, quotes included)
+            hits |= pc.match_substring(links, json.dumps(target, ensure_ascii=False)).to_numpy()
+        paths = self._rows["path"]
+        found = ((int(number), paths[int(number)].as_py()) for number in np.flatnonzero(hits))
+        return {path for number, path in found if path not in targets and self._row[path] == number}
+
+
+class _Stamps(Mapping[str, Stamp]):
+    def __init__(self, manifest: Manifest) -> None:
+        self._manifest = manifest
+
+    def __getitem__(self, path: str) -> Stamp:
+        return self._manifest.stamp(path)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._manifest
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._manifest)
+
+    def __len__(self) -> int:
+        return len(self._manifest)
+
+
+def _integers(rows: pa.Table, column: str) -> np.ndarray:
+    if column not in rows.column_names:
+        return np.zeros(rows.num_rows, dtype=np.int64)
+    values: np.ndarray = rows[column].fill_null(0).to_numpy()
+    return values.astype(np.int64, copy=False)
