@@ -3,7 +3,9 @@ table handles keep), and nothing written is lost by that, nor are handles in use
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +69,18 @@ async def test_a_table_left_half_created_by_a_killed_run_is_created_again(tmp_pa
     # A complete table is never taken for one: a later process opens it with its rows.
     again = await Store.open(tmp_path)
     assert await again.count_chunks(SUFFIX, DIM) == 20
+
+
+async def test_memory_is_released_once_activity_pauses_not_at_every_touch(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+    monkeypatch.setattr(store_module, "release_memory", lambda: calls.append(time.monotonic()))
+    quiet = store_module.ReleaseWhenQuiet(after=0.1)
+    for _ in range(5):  # a burst of searches
+        quiet.touch()
+        await asyncio.sleep(0.02)
+    assert calls == []  # not while they go on
+    await asyncio.sleep(0.3)
+    assert len(calls) == 1  # once, after the pause
+    quiet.touch()
+    await asyncio.sleep(0.3)
+    assert len(calls) == 2

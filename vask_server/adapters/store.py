@@ -126,6 +126,26 @@ def release_memory() -> None:
     _glibc_call("malloc_trim", 0)
 
 
+class ReleaseWhenQuiet:
+    """Calls `release_memory` once activity has stopped for `after` seconds: at 575,000 chunks, 50
+    searches left ~90 MiB that they had freed but the allocator kept (docs/BENCHMARKS.md)."""
+
+    def __init__(self, after: float = 5.0) -> None:
+        self._after = after
+        self._timer: asyncio.TimerHandle | None = None
+        self._release: asyncio.Future[None] | None = None
+
+    def touch(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(self._after, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._release is None or self._release.done():  # (in a thread: trimming a large heap takes ms)
+            self._release = asyncio.ensure_future(asyncio.to_thread(release_memory))
+
+
 def limit_malloc_arenas(arenas: int = 2) -> None:
     """The database's worker threads each get a glibc heap arena by default (8 per core), and each
     arena keeps its own freed memory: with two, a 10,000-note build peaked ~70 MB lower and the

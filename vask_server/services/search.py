@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.ollama import Embedder, OllamaGateway
-from vask_server.adapters.store import Store
+from vask_server.adapters.store import ReleaseWhenQuiet, Store
 from vask_server.core.models import Hit
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
@@ -128,6 +128,7 @@ class Searcher:
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
         self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
+        self._quiet = ReleaseWhenQuiet()
 
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
@@ -333,6 +334,7 @@ class Searcher:
     ) -> SearchResult:
         config = config or self.config
         index = self.active()
+        self._quiet.touch()  # what this search frees goes back to the system once searches pause
         clauses = [c for c in (filters_to_where(filters), None if config.note_records else "kind = 'chunk'") if c]
         where = " AND ".join(f"({c})" for c in clauses) or None
         topic = topic_query(query) if config.decline == "calibrated" and config.decline_on == "topic" else None
