@@ -486,7 +486,7 @@ async def _index_once(
             setattr(store, name, clock.wrap_async("storage", getattr(store, name)))
     progress = None
     if timeline is not None:
-        for name in ("manifest", "chunk_keys", "chunk_paths", "compact", "ensure_fts", "forget_tables"):
+        for name in ("manifest", "chunk_keys", "chunk_paths", "write_notes", "delete_notes", "compact", "ensure_fts", "purge", "forget_tables"):
             if hasattr(store, name):
                 setattr(store, name, timeline.labelled(name, getattr(store, name)))
 

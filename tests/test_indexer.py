@@ -1,6 +1,7 @@
 """The pipeline against a real LanceDB on disk and the fake Ollama over HTTP, counting embeddings."""
 
 import os
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -368,9 +369,14 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
     all left every index behind the table, and searches took seconds). A time moved to another day
     is a change: the rows record the day."""
     vault = _many_notes(tmp_path / "vault", 12)
+    linking = vault / "Note 05.md"  # (a note with links: the record written back keeps them)
+    linking.write_text(linking.read_text() + "\nSee [[Note 06]] and [[Note 07#Note 7]].\n")
+    os.utime(linking, (NOON, NOON))
     async with open_services(settings_for(vault)) as services:
         await services.indexer.sync()
         suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
+        before = await services.store.manifest(suffix)
+        assert "Note 06.md" in (before["Note 05.md"].links or "")
         chunks = await services.store.chunks(suffix, dimension)
         version = await chunks.version()
         for n in range(12):
@@ -387,6 +393,7 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
         assert all(
             kept[f"Note {n:02}.md"].mtime_ns == (vault / f"Note {n:02}.md").stat().st_mtime_ns for n in range(12)
         )
+        assert all(kept[p] == replace(before[p], mtime_ns=kept[p].mtime_ns) for p in before)  # all else as it was
         assert (await services.indexer.sync()).touched == 0  # recorded: the next sync has nothing to do
 
         # Another day: the note's rows are written again, with the day; its text needs no embedding.

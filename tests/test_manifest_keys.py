@@ -8,8 +8,9 @@ import json
 import pyarrow as pa
 import pytest
 
-from vask_server.adapters.manifest import Manifest, NoteRecord
-from vask_server.adapters.store import _hash_keys
+from tests.test_store_ann import DIM, SUFFIX
+from vask_server.adapters.manifest import Manifest, NoteRecord, linking_to
+from vask_server.adapters.store import Store, _hash_keys
 from vask_server.core.hashkeys import HashKeys, hash_key
 
 
@@ -36,24 +37,43 @@ def test_a_manifest_gives_back_each_record_as_stored_and_the_last_row_of_a_path_
     assert manifest.stamps()["b.md"].mtime_ns == 5 and manifest.stamps()["a.md"].mtime_ns == 9
     assert manifest.chunk_count("b.md") == 7
     assert dict(manifest.only({"b.md", "nope.md"})) == {"b.md": b}
-    assert len(Manifest.empty()) == 0 and Manifest.empty().linking_to({"a.md"}) == set()
+    assert len(Manifest.empty()) == 0
+
+
+def test_a_manifest_read_without_links_says_so_in_its_records():
+    rows = pa.Table.from_pylist([_record("a.md", ("b.md",)).__dict__]).drop_columns(["links"])
+    record = Manifest(rows)["a.md"]
+    assert record.links is None and record.content_hash == "ha.md" and record.tags == ["t"]
+
+
+def _linking(*records: NoteRecord, targets: set[str]) -> set[str]:
+    table = pa.Table.from_pylist([r.__dict__ for r in records])
+    return linking_to(table["path"], table["links"], targets)
 
 
 def test_linking_to_finds_the_notes_whose_stored_links_resolve_to_a_target():
-    manifest = _manifest(
+    notes = (
         _record("a.md", ("Secret/plan.md",)),
         _record("b.md", ("Secret/plan.md.bak", "c.md")),  # a longer name holding the target's is not a link to it
         _record("c.md", ("Café/ünï.md",)),
         _record("Secret/plan.md", ("a.md",)),
     )
-    assert manifest.linking_to({"Secret/plan.md"}) == {"a.md"}
-    assert manifest.linking_to({"Café/ünï.md", "c.md"}) == {"b.md"}  # (c.md is a target itself)
-    assert manifest.linking_to(set()) == set()
+    assert _linking(*notes, targets={"Secret/plan.md"}) == {"a.md"}
+    assert _linking(*notes, targets={"Café/ünï.md", "c.md"}) == {"b.md"}  # (c.md is a target itself)
+    assert _linking(*notes, targets=set()) == set()
 
 
-def test_a_stale_row_of_a_path_does_not_count_as_its_links():
-    manifest = _manifest(_record("a.md", ("x.md",)), _record("a.md"))
-    assert manifest.linking_to({"x.md"}) == set()
+async def test_the_store_finds_linking_notes_and_reads_links_back_for_records_read_without_them(tmp_path):
+    store = await Store.open(tmp_path / "index")
+    records = [_record("a.md", ("x.md",)), _record("b.md", ("y.md",)), _record("x.md")]
+    await store.write_notes(SUFFIX, DIM, [r.path for r in records], None, records)
+    assert await store.notes_linking_to(SUFFIX, {"x.md"}) == {"a.md"}
+    light = await store.manifest(SUFFIX, with_links=False)
+    assert light["a.md"].links is None and light["a.md"].title == "a.md"
+    assert await store.links_of(SUFFIX, ["a.md", "x.md"]) == {"a.md": records[0].links, "x.md": records[2].links}
+    with pytest.raises(ValueError, match="links"):  # such a record is never written back as it is
+        await store.write_notes(SUFFIX, DIM, ["a.md"], None, [light["a.md"]])
+    assert (await store.manifest(SUFFIX))["a.md"] == records[0]
 
 
 def test_hash_keys_read_from_arrow_agree_with_one_hash_at_a_time():

@@ -1,9 +1,9 @@
 """The notes table as a sync reads it: kept in Arrow's columns, a row made into a `NoteRecord` only
-when one is asked for.
+when one is asked for, and without the links (JSON, most of a row) unless they are wanted.
 
-A record of Python objects a note cost ~2.5 KB: 100,000 of them held 247 MiB for as long as a sync
-ran, and every sync that found a change read them all. The same rows in columns, with a path →
-row lookup, hold ~90 MiB (docs/BENCHMARKS.md); the scan's comparison reads two integer columns.
+As Python records, 100,000 notes held 247 MiB for as long as a sync ran, and every sync that found a
+change read them all; in columns, without the links, ~40 MiB (docs/BENCHMARKS.md). The scan's
+comparison reads two integer columns.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class NoteRecord:
     title: str
     aliases: list[str]
     tags: list[str]
-    links: str
+    links: str | None  # JSON; None in a record read without it (`Store.manifest(with_links=False)`)
     chunk_count: int
     status: str
     reason: str
@@ -55,7 +55,7 @@ class Manifest(Mapping[str, NoteRecord]):
 
     def __getitem__(self, path: str) -> NoteRecord:
         row = self._rows.slice(self._row[path], 1).to_pylist()[0]
-        return NoteRecord(**row)
+        return NoteRecord(**{"links": None, **row})
 
     def __contains__(self, path: object) -> bool:
         return path in self._row
@@ -82,19 +82,21 @@ class Manifest(Mapping[str, NoteRecord]):
         numbers = sorted(self._row[p] for p in paths if p in self._row)
         return Manifest(self._rows.take(pa.array(numbers, pa.int64())))
 
-    def linking_to(self, targets: Collection[str]) -> set[str]:
-        """The notes (other than `targets`) whose stored links resolve to one of `targets`: found in
-        the links column as Arrow text, without reading any record."""
-        if not targets or not len(self):
-            return set()
-        links = self._rows["links"].fill_null("")
-        hits = np.zeros(self._rows.num_rows, dtype=bool)
-        for target in targets:
-            # (a resolved link is stored as its JSON string, quotes included)
-            hits |= pc.match_substring(links, json.dumps(target, ensure_ascii=False)).to_numpy()
-        paths = self._rows["path"]
-        found = ((int(number), paths[int(number)].as_py()) for number in np.flatnonzero(hits))
-        return {path for number, path in found if path not in targets and self._row[path] == number}
+
+def linking_to(
+    paths: pa.Array | pa.ChunkedArray, links: pa.Array | pa.ChunkedArray, targets: Collection[str]
+) -> set[str]:
+    """Of these notes (paths, and their stored links as JSON), those other than `targets` whose links
+    resolve to one of `targets`: found in the links as Arrow text, without reading any record."""
+    if not targets or not len(paths):
+        return set()
+    text = links.fill_null("")
+    hits = np.zeros(len(paths), dtype=bool)
+    for target in targets:
+        # (a resolved link is stored as its JSON string, quotes included)
+        hits |= pc.match_substring(text, json.dumps(target, ensure_ascii=False)).to_numpy(zero_copy_only=False)
+    found = pc.filter(paths, pa.array(hits)).to_pylist()
+    return {path for path in found if path not in targets}
 
 
 class _Stamps(Mapping[str, Stamp]):

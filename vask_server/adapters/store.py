@@ -30,7 +30,7 @@ from lancedb.index import FTS, BTree, IvfRq
 from lancedb.query import MatchQuery
 
 from vask_server.adapters.folders import ensure_index_dir
-from vask_server.adapters.manifest import Manifest, NoteRecord
+from vask_server.adapters.manifest import Manifest, NoteRecord, linking_to
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
 from vask_server.core.retrieve import sql_string
@@ -39,6 +39,7 @@ from vask_server.errors import IndexBroken
 log = logging.getLogger(__name__)
 
 _IN_LIST_BATCH = 256
+_SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
 # A connection's table handles keep metadata of every version written through them, and each new
 # version's is larger (it lists every fragment): over a first build of 100,000 notes (1,563 writes of
 # 64 notes to each table) that grew without bound, and every write got slower. Reconnecting after
@@ -358,19 +359,43 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------------------
 
-    async def manifest(self, suffix: str, paths: Collection[str] | None = None) -> Manifest:
+    async def manifest(self, suffix: str, paths: Collection[str] | None = None, *, with_links: bool = True) -> Manifest:
         """Note records by path: all of them, or those of `paths` (an edit's sync needs one row, and
-        reading all 10,000 costs ~0.15 s)."""
+        reading all 10,000 costs ~0.15 s). `with_links=False`: records without their links (None),
+        which are most of a row; `links_of` reads them for the few notes that need them."""
         table = await self.notes(suffix)
+        columns = [name for name in NOTE_SCHEMA.names if with_links or name != "links"]
         if paths is None or len(paths) > 4 * _IN_LIST_BATCH:
-            manifest = Manifest(await table.query().to_arrow())
+            manifest = Manifest(await table.query().select(columns).to_arrow())
             return manifest if paths is None else manifest.only(paths)
         wanted = sorted(paths)
         parts = []
         for start in range(0, len(wanted), _IN_LIST_BATCH):
-            query = table.query().where(sql_in("path", wanted[start : start + _IN_LIST_BATCH]))
+            query = table.query().where(sql_in("path", wanted[start : start + _IN_LIST_BATCH])).select(columns)
             parts.append(await query.to_arrow())
         return Manifest(pa.concat_tables(parts)) if parts else Manifest.empty()
+
+    async def links_of(self, suffix: str, paths: Sequence[str]) -> dict[str, str]:
+        """The stored links (JSON) of these notes, by path."""
+        table = await self.notes(suffix)
+        found: dict[str, str] = {}
+        for start in range(0, len(paths), _IN_LIST_BATCH):
+            query = table.query().where(sql_in("path", paths[start : start + _IN_LIST_BATCH])).select(["path", "links"])
+            result = await query.to_arrow()
+            found.update(zip(result["path"].to_pylist(), result["links"].fill_null("").to_pylist(), strict=True))
+        return found
+
+    async def notes_linking_to(self, suffix: str, targets: Collection[str]) -> set[str]:
+        """The notes (other than `targets`) whose stored links resolve to one of `targets`, read in
+        batches of paths and links."""
+        if not targets:
+            return set()
+        table = await self.notes(suffix)
+        found: set[str] = set()
+        stream = await table.query().select(["path", "links"]).to_batches(max_batch_length=_SCAN_BATCH_ROWS)
+        async for batch in stream:
+            found |= linking_to(batch["path"], batch["links"], targets)
+        return found
 
     async def note_links(self, suffix: str) -> pa.Table:
         """Each note's path, title, aliases, tags and links (JSON): what the link graph and a question's
@@ -405,16 +430,25 @@ class Store:
 
     async def chunk_keys(self, suffix: str, dimension: int) -> tuple[set[str], HashKeys]:
         """Every note path and every content hash that has rows: one column scan, so that a large
-        sync can skip the lookups and deletes that would find nothing."""
-        table = await self.chunks(suffix, dimension)
-        result = await table.query().select(["path", "hash"]).to_arrow()
-        # (made unique in Arrow first: a Python string for each of 500,000 rows is ~40 MB more)
-        return set(pc.unique(result["path"]).to_pylist()), HashKeys(_hash_keys(pc.unique(result["hash"])))
+        sync can skip the lookups and deletes that would find nothing. Read in batches, each made
+        unique in Arrow first: reading the two columns of 575,000 rows whole peaked ~300 MiB higher."""
+        paths: set[str] = set()
+        keys: list[np.ndarray] = []
+        async for batch in self._column_batches(suffix, dimension, ["path", "hash"]):
+            paths.update(pc.unique(batch["path"]).to_pylist())
+            keys.append(_hash_keys(pc.unique(batch["hash"])))
+        return paths, HashKeys(np.concatenate(keys) if keys else None)
 
     async def chunk_paths(self, suffix: str, dimension: int) -> set[str]:
+        paths: set[str] = set()
+        async for batch in self._column_batches(suffix, dimension, ["path"]):
+            paths.update(pc.unique(batch["path"]).to_pylist())
+        return paths
+
+    async def _column_batches(self, suffix: str, dimension: int, columns: list[str]) -> AsyncIterator[pa.RecordBatch]:
         table = await self.chunks(suffix, dimension)
-        result = await table.query().select(["path"]).to_arrow()
-        return set(pc.unique(result["path"]).to_pylist())
+        async for batch in await table.query().select(columns).to_batches(max_batch_length=_SCAN_BATCH_ROWS):
+            yield batch
 
     async def vectors_for_ids(self, suffix: str, dimension: int, ids: Sequence[str]) -> np.ndarray:
         """The vectors of these chunk ids that exist, in the order given. (A sync between the caller's
@@ -453,6 +487,8 @@ class Store:
         `existing`: the paths that may have rows already (in the manifest or the chunks table), when
         the caller knows; the others are only added, which spares a delete and a merge that would
         find nothing (most of the cost of a first build). None: any of `paths` may."""
+        if any(record.links is None for record in note_rows):  # (a record read without them: see `manifest`)
+            raise ValueError("a note record without its links would lose them")
         stale = list(paths) if existing is None else [p for p in paths if p in existing]
         async with self._writing():
             chunks = await self.chunks(suffix, dimension)

@@ -200,7 +200,8 @@ class Indexer:
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         if only is not None and any(path in scan.excluded for path in only):
             only = None  # a note moved into an excluded folder: the notes linking to it are redone too
-        manifest = await self.store.manifest(suffix, only)  # a targeted sync reads only its notes' rows
+        # A targeted sync reads only its notes' rows; a full one, every note's without its links.
+        manifest = await self.store.manifest(suffix, only, with_links=only is not None)
         on_disk = scan.notes
         indexed = manifest
         if only is not None:
@@ -210,7 +211,7 @@ class Indexer:
         # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
         # a note now excluded are redone, so no row keeps even its path.
         newly_excluded = {path for path in plan.deleted if path in scan.excluded}
-        linkers = manifest.linking_to(newly_excluded) - set(plan.changed) - set(plan.deleted)
+        linkers = await self.store.notes_linking_to(suffix, newly_excluded) - set(plan.changed) - set(plan.deleted)
         if linkers:
             plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
         report.scanned = len(on_disk)
@@ -270,12 +271,12 @@ class Indexer:
         if self._opted_out:
             # Notes that opted out in their frontmatter (found only by reading them): the notes linking
             # to them are redone without the link's target, as for the excluded above.
-            everything = manifest if only is None else await self.store.manifest(suffix)
-            redo = sorted(everything.linking_to(self._opted_out) - self._opted_out)
+            redo = sorted(await self.store.notes_linking_to(suffix, self._opted_out) - self._opted_out)
             if redo:
                 hidden = set(scan.excluded) | self._opted_out
                 quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
-                prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, everything, quiet)
+                theirs = await self.store.manifest(suffix, redo, with_links=False)
+                prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, theirs, quiet)
                 pending = _Pending()
                 await self._embed_batch(suffix, dimension, prepared, report, None, reuse, pending)
                 await self._write_pending(suffix, dimension, pending, None)
@@ -555,6 +556,12 @@ class Indexer:
         pending.vectors.update(known)
 
     async def _write_pending(self, suffix: str, dimension: int, pending: _Pending, present: _Present | None) -> None:
+        unread = [record.path for record in pending.records if record.links is None]
+        if unread:  # touched notes' records, read without their links: they are written back whole
+            links = await self.store.links_of(suffix, unread)
+            pending.records = [
+                replace(r, links=links.get(r.path, "[]")) if r.links is None else r for r in pending.records
+            ]
         rows = pa.concat_tables(pending.rows) if pending.rows else None
         await self.store.write_notes(
             suffix, dimension, pending.paths, rows, pending.records, existing=None if present is None else present.paths
