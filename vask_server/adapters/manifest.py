@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,22 @@ class Stamp:
     size: int
 
 
-class Manifest(Mapping[str, NoteRecord]):
+class _ByPath(Mapping[str, V]):
+    """A mapping by note path over rows numbered in `_row`."""
+
+    _row: dict[str, int]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+
+class Manifest(_ByPath[NoteRecord]):
     """Note records by path (the last row wins where a path has two: as a dict built row by row)."""
 
     def __init__(self, rows: pa.Table) -> None:
@@ -56,15 +74,6 @@ class Manifest(Mapping[str, NoteRecord]):
     def __getitem__(self, path: str) -> NoteRecord:
         row = self._rows.slice(self._row[path], 1).to_pylist()[0]
         return NoteRecord(**{"links": None, **row})
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._row
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._row)
-
-    def __len__(self) -> int:
-        return len(self._row)
 
     def stamps(self) -> Mapping[str, Stamp]:
         """Each note's recorded time and size, what the scan is compared with, without its record."""
@@ -99,21 +108,13 @@ def linking_to(
     return {path for path in found if path not in targets}
 
 
-class _Stamps(Mapping[str, Stamp]):
+class _Stamps(_ByPath[Stamp]):
     def __init__(self, manifest: Manifest) -> None:
         self._manifest = manifest
+        self._row = manifest._row
 
     def __getitem__(self, path: str) -> Stamp:
         return self._manifest.stamp(path)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._manifest
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._manifest)
-
-    def __len__(self) -> int:
-        return len(self._manifest)
 
 
 def _integers(rows: pa.Table, column: str) -> np.ndarray:
