@@ -310,6 +310,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         notes, chunks = int(in_step.body["notes"]), int(in_step.body["chunks"])
         print(f"first sync: {notes} notes, {chunks} chunks in step {first_sync['in_step_s']} s after the spawn")
         ann_s = wait_ann(log, chunks)
+        first_peak = bench.proc_status(server.process.pid).get("VmHWM")  # the first sync's and its ANN build's
 
         # (b) the same queries on the idle server, then during a resync of every note
         idle = [timed_call(server.base + "/v1/search", {"query": q}, server.token, timeout=60) for q in queries]
@@ -343,6 +344,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
             "answered_with_hits": sum(1 for c in idle_ok if c.body.get("hits")),
         },
         "resync": second,
+        "peak_rss_first_sync_bytes": first_peak,
         "peak_rss_bytes": rss.get("VmHWM"),
     }
     print_responsive(record)
@@ -390,6 +392,8 @@ def print_responsive(record: dict[str, Any]) -> None:
         ("first sync: listening, in step", f"{first['listening_s']:.1f} s, {first['in_step_s']:.1f} s after spawn"),
         *_phase_rows("first sync", first),
         ("ANN index built after the first sync", _ann(record["ann_index_after_first_sync_s"])),
+        ("peak RSS of serve: first sync and ANN build", _mib(record.get("peak_rss_first_sync_bytes"))),
+        ("… by the end", _mib(record.get("peak_rss_bytes"))),
         ("idle /v1/search median / p95 / max", _ms(record["idle_search"]["latency"])),
         ("idle /v1/search answers", _answers(record["idle_search"]["answers"])),
         ("resync: notes touched, syncs seen", f"{second['touched']}; {reports or 'none'}"),
@@ -405,6 +409,10 @@ def print_responsive(record: dict[str, Any]) -> None:
     bench.print_table(f"responsiveness during a sync ({record['notes']} notes, {record['chunks']} chunks)", rows)
     if any(k.startswith("409") for k in first["search"]["answers"]):
         print("  (during the first build /v1/search answers 409 not_indexed: there is no index to search yet)")
+
+
+def _mib(value: int | None) -> str:
+    return "—" if not value else f"{value / 2**20:.0f} MiB"
 
 
 def _field(summary: dict[str, Any] | None, key: str) -> str:
