@@ -791,6 +791,7 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
             idle = settled_rss(server.process.pid)
             for query in make_queries(args.searches, seed=3):
                 http_json(server.base + "/v1/search", {"query": query}, server.token)
+            time.sleep(6)  # (serve hands freed memory back once searches pause for 5 s: ReleaseWhenQuiet)
             searched = settled_rss(server.process.pid)
             status = server.status()
         finally:
