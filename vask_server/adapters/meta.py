@@ -56,6 +56,12 @@ class IndexMeta:
     last_sync: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def version(self, suffix: str) -> str:
+        """Names what a table holds after the last sync, for what is kept per index version (the
+        search calibration, the link graph). The sync counter tells apart two syncs within the one
+        second `last_sync` has."""
+        return f"{suffix}@{self.last_sync}#{self.extra.get('syncs', 0)}"
+
 
 def read_meta(index_dir: Path) -> IndexMeta:
     path = index_dir / META_FILE

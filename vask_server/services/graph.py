@@ -115,13 +115,13 @@ class LinkGraphs:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._graph: LinkGraph | None = None
-        self._version: tuple[str, str | None, int] | None = None
+        self._version: tuple[str, int] | None = None
         self._lock = asyncio.Lock()
 
-    def _current(self, suffix: str) -> tuple[str, str | None, int]:
-        # last_sync: another process (`vask index`) wrote; writes: this one did, maybe within the
-        # same second as the last sync (last_sync has whole seconds).
-        return suffix, self._store.read_meta().last_sync, self._store.writes
+    def _current(self, suffix: str) -> tuple[str, int]:
+        # The index version a sync (of this process or of `vask index`) leaves, and this process's
+        # writes: one may be under way, its sync not yet recorded.
+        return self._store.read_meta().version(suffix), self._store.writes
 
     async def get(self, suffix: str) -> LinkGraph:
         async with self._lock:  # callers that arrive during a build wait for it, not build their own

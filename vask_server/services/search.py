@@ -146,8 +146,7 @@ class Searcher:
         return self._embedders[model]
 
     async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
-        meta = self.store.read_meta()
-        version = f"{index.suffix}@{meta.last_sync}#{meta.extra.get('syncs', 0)}"
+        version = self.store.read_meta().version(index.suffix)
         cache = self._cache
         if cache is not None and cache.calibration.version == version:
             return cache
