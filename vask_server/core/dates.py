@@ -286,27 +286,35 @@ def periodic_date(path: str, formats: Sequence[PeriodicFormat]) -> DateSpan | No
 
 # -- dates written in text -----------------------------------------------------------------------------
 
-# Month names of the languages a vault is most often kept in: (name, month).
-_MONTH_NAMES: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        "january jan enero ene janvier janv januar jän janeiro gennaio",
-        "february feb febrero febr février févr februar fevereiro fev febbraio",
-        "march mar marzo mars märz mär março marco",
-        "april apr abril abr avril aprile",
-        "may mayo mai maio maggio",
-        "june jun junio juin juni junho giugno",
-        "july jul julio juillet juil juli julho luglio",
-        "august aug agosto août aout",
-        "september sep sept septiembre setiembre septembre setembro settembre",
-        "october oct octubre octobre oktober okt outubro ottobre",
-        "november nov noviembre novembre novembro",
-        "december dec diciembre dic décembre déc dezember dez dezembro dicembre",
-    ),
-    start=1,
-):
-    for _name in _names.split():
-        _MONTH_NAMES.setdefault(_name, _number)
+# Month names of the languages a vault is most often kept in, January to December, a word a month
+# ("a|b": either; "-": none); a word may name a month in more than one language.
+_MONTH_WORDS = {
+    "en": "january february march april may june july august september october november december",
+    "en_abbr": "jan feb mar apr may jun jul aug sep|sept oct nov dec",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre|setiembre octubre noviembre diciembre",
+    "es_abbr": "ene febr - abr - - - - - - - dic",
+    "fr": "janvier février mars avril mai juin juillet août|aout septembre octobre novembre décembre",
+    "fr_abbr": "janv févr - - - - juil - - - - déc",
+    "de": "januar februar märz april mai juni juli august september oktober november dezember",
+    "de_abbr": "jän - mär - - - - - - okt - dez",
+    "pt": "janeiro fevereiro março|marco abril maio junho julho agosto setembro outubro novembro dezembro",
+    "pt_abbr": "- fev - - - - - - - - - -",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+}
+
+
+def month_words(languages: Iterable[str] = tuple(_MONTH_WORDS)) -> dict[str, int]:
+    """Each month name of these languages (keys of `_MONTH_WORDS`) with its month, 1 to 12."""
+    found: dict[str, int] = {}
+    for language in languages:
+        for number, slot in enumerate(_MONTH_WORDS[language].split(), start=1):
+            for word in slot.split("|"):
+                if word != "-":
+                    found.setdefault(word, number)
+    return found
+
+
+_MONTH_NAMES = month_words()
 _MONTH_RE = "|".join(sorted((re.escape(n) for n in _MONTH_NAMES), key=len, reverse=True))
 _ORDINAL = r"(?:st|nd|rd|th|º|er)?"
 # 2026-03-14, 2026/03/14, 2026.03.14 (year first only: 03/04/2026 is ambiguous)

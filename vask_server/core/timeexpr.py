@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from vask_server.core.dates import month_span
+from vask_server.core.dates import month_span, month_words
 
 RECENT_DAYS = 30
 
@@ -52,26 +52,9 @@ class TimeQuery:
 
 # -- vocabulary -------------------------------------------------------------------------------------
 
-_MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        "january jan enero",
-        "february feb febrero",
-        "march mar marzo",
-        "april apr abril",
-        "may mayo",
-        "june jun junio",
-        "july jul julio",
-        "august aug agosto",
-        "september sep sept septiembre setiembre",
-        "october oct octubre",
-        "november nov noviembre",
-        "december dec diciembre",
-    ),
-    start=1,
-):
-    for _name in _names.split():
-        _MONTHS[_name] = _number
+# Questions are read in English and Spanish (the time words below), so only their month names:
+# "mai" or "mars" in a question is not a month here, though in a note's text it is.
+_MONTHS = month_words(("en", "en_abbr", "es"))
 _MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _WEEKDAYS = {
     name: number
@@ -278,22 +261,12 @@ def _find_range(question: str, today: date) -> tuple[TimeRange | None, str]:
     """The first range the question names, and the question without its words."""
     text = question
     found: TimeRange | None = None
-    match = _RANGE_RE.search(text)
-    if match:
-        first = _resolve_atom(match["a"] or match["c"], today)
-        last = _resolve_atom(match["b"] or match["d"], today)
-        if first and last:
-            start, end = first[0], last[1]
-            if end < start:  # "from November to February": the November before
-                start = start - relativedelta(years=1)
-            found = TimeRange(start, end, _words(match[0]))
+    for regex, read in ((_RANGE_RE, _between), (_DAY_RANGE_RE, _day_range)):
+        match = regex.search(text)
+        found = read(match, today) if match else None
+        if match and found is not None:
             text = _cut(text, match)
-    if found is None:
-        match = _DAY_RANGE_RE.search(text)
-        if match:
-            found = _day_range(match, today)
-            if found is not None:
-                text = _cut(text, match)
+            break
     if found is None:
         for match in _OPEN_RE.finditer(text):
             atom = _resolve_atom(match["x"], today)
@@ -336,6 +309,18 @@ def _find_range(question: str, today: date) -> tuple[TimeRange | None, str]:
             text = _cut(text, match)
             break
     return found, text
+
+
+def _between(match: re.Match[str], today: date) -> TimeRange | None:
+    """A range such as "between March and May", or "from November to February" (the November before)."""
+    first = _resolve_atom(match["a"] or match["c"], today)
+    last = _resolve_atom(match["b"] or match["d"], today)
+    if not (first and last):
+        return None
+    start, end = first[0], last[1]
+    if end < start:
+        start = start - relativedelta(years=1)
+    return TimeRange(start, end, _words(match[0]))
 
 
 def _day_range(m: re.Match[str], today: date) -> TimeRange | None:
