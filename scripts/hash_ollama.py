@@ -65,11 +65,14 @@ def make_app() -> web.Application:
     async def stats(_: web.Request) -> web.Response:
         return web.json_response(counts)
 
+    async def running(_: web.Request) -> web.Response:
+        return web.json_response({"models": []})
+
     app = web.Application(client_max_size=64 * 2**20)
     app.router.add_get("/", root)
     app.router.add_get("/api/version", version)
     app.router.add_get("/api/tags", tags)
-    app.router.add_get("/api/ps", lambda _: web.json_response({"models": []}))
+    app.router.add_get("/api/ps", running)
     app.router.add_post("/api/show", show)
     app.router.add_post("/api/embed", embed)
     app.router.add_get("/shim/stats", stats)  # (what scripts.bench reads, as of the stand-in)

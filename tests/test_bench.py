@@ -105,3 +105,25 @@ def test_benchmarks_page_shows_the_sizes_table_of_its_record():
     table = bench.sizes_table(record)
     assert table.count("\n") >= 10
     assert table in (root / "docs" / "BENCHMARKS.md").read_text("utf-8")
+
+
+async def test_the_hash_embed_server_gives_the_vectors_the_in_process_embedder_makes():
+    """scripts.hash_ollama stands in for the stand-in's hash-embed in the large-vault benchmarks: the
+    same vectors over HTTP, the model listed and shown as Ollama does, any other model missing."""
+    import numpy as np
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from scripts.hash_ollama import make_app
+
+    texts = ["Fear of shipping: a note about [[Projects]].", "Ünïcode wörds and 2025-05-01"]
+    async with TestClient(TestServer(make_app())) as client:
+        tags = await (await client.get("/api/tags")).json()
+        assert [m["name"] for m in tags["models"]] == ["hash-embed:latest"]
+        shown = await (await client.post("/api/show", json={"model": "hash-embed"})).json()
+        assert shown["model_info"]["bert.embedding_length"] == 384
+        answer = await client.post("/api/embed", json={"model": "hash-embed:latest", "input": texts})
+        vectors = np.array((await answer.json())["embeddings"], dtype=np.float32)
+        assert np.allclose(vectors, await bench.LocalHashEmbedder().embed(texts), atol=1e-7)
+        assert (await (await client.get("/shim/stats")).json())["embed_inputs"] == 2
+        missing = await client.post("/api/embed", json={"model": "all-minilm", "input": "x"})
+        assert missing.status == 404 and "not found" in (await missing.json())["error"]
