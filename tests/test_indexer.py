@@ -407,3 +407,18 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
         hits = await services.store.all_chunk_rows(suffix, dimension, ["path", "modified"], where="path = 'Note 03.md'")
         days = {str(d) for d in hits["modified"].to_pylist()}
         assert days == {str(datetime.fromtimestamp(path.stat().st_mtime_ns / 1e9).date())}
+
+
+async def test_a_sync_says_what_it_does_once_its_notes_are_read(fake_ollama, tmp_path, settings_for):
+    """After the last note no count moves (at 100,000 notes the compaction and the keyword index took
+    ~35 s): the sync names each of those steps, and says when they are over, for the status bar."""
+    vault = _many_notes(tmp_path / "vault", 3)
+    async with open_services(settings_for(vault)) as services:
+        stages: list[str | None] = []
+        progress: list[tuple[int, int]] = []
+        await services.indexer.sync(progress=lambda d, t: progress.append((d, t)), stage=stages.append)
+        assert progress[-1] == (3, 3)
+        assert stages == ["compacting", "keyword index", None]
+        stages.clear()
+        await services.indexer.sync(stage=stages.append)  # nothing changed: no step to name
+        assert stages == []

@@ -261,6 +261,7 @@ async def test_status_lists_failures_with_reasons(fake_ollama, vault, settings_f
     async with running_app(settings_for(vault)) as api:
         status = await (await api.get("/v1/status")).json()
         assert status["state"] == "idle" and status["pending"] == 0
+        assert status["stage"] is None  # (a sync's steps after its notes: none once idle)
         assert {"path": "binary.md", "reason": "binary file with a .md name"} in status["skipped"]
 
 

@@ -84,6 +84,10 @@ class SyncReport:
 
 
 ProgressFn = Callable[[int, int], None]
+# What a sync is doing once every note is read, where no count moves: "compacting", "keyword index",
+# "removing excluded notes"; None again when it is done. (LanceDB reports no progress inside them:
+# at 100,000 notes they take ~35 s.)
+StageFn = Callable[[str | None], None]
 
 
 @dataclass
@@ -152,16 +156,19 @@ class Indexer:
         *,
         force: bool = False,
         progress: ProgressFn | None = None,
+        stage: StageFn | None = None,
     ) -> SyncReport:
         async with self._lock:
             try:
-                return await self._sync(set(only) if only is not None else None, force, progress)
+                return await self._sync(set(only) if only is not None else None, force, progress, stage or _no_stage)
             finally:
                 if self._pdf is not None:
                     await asyncio.to_thread(self._pdf.close)
                     self._pdf = None
 
-    async def _sync(self, only: set[str] | None, force: bool, progress: ProgressFn | None) -> SyncReport:
+    async def _sync(
+        self, only: set[str] | None, force: bool, progress: ProgressFn | None, stage: StageFn
+    ) -> SyncReport:
         started = time.perf_counter()
         self.options = await asyncio.to_thread(with_vault_dates, self.options, self.vault)
         excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
@@ -313,15 +320,19 @@ class Indexer:
         wrote = total > 0 or bool(plan.deleted)
         compacted = wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
         if compacted:
+            stage("compacting")
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
             if large:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
+        stage("keyword index")
         await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
         if self._purge:
+            stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
             self._purge = False
+        stage(None)
 
         meta = self.store.read_meta()
         previous = meta.active
@@ -573,6 +584,10 @@ class Indexer:
             present.paths.update(pending.paths)
             present.hashes.add(pending.vectors)
         self._writes_since_compact += 1
+
+
+def _no_stage(_: str | None) -> None:
+    pass
 
 
 def _remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: dict[str, str]) -> bool:

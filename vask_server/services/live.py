@@ -47,6 +47,7 @@ class LiveIndex:
         self.in_progress: list[str] = []
         self.done = 0
         self.total = 0
+        self.stage: str | None = None  # what a sync does after its notes (services/indexer.py StageFn)
         self.last_error: VaskError | None = None
         self.last_report: SyncReport | None = None
         self.last_synced_at: float | None = None
@@ -125,7 +126,9 @@ class LiveIndex:
         self.done, self.total = 0, 0 if full else len(paths)
         self._publish()
         try:
-            report = await self.services.indexer.sync(None if full else paths, progress=self._progress)
+            report = await self.services.indexer.sync(
+                None if full else paths, progress=self._progress, stage=self._stage
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -152,6 +155,7 @@ class LiveIndex:
             self.syncs += 1
         finally:
             self.in_progress = []
+            self.stage = None
             self._publish()
 
     def _schedule_retry(self) -> None:
@@ -163,6 +167,10 @@ class LiveIndex:
 
     def _progress(self, done: int, total: int) -> None:
         self.done, self.total = done, total
+        self._publish()
+
+    def _stage(self, stage: str | None) -> None:
+        self.stage = stage
         self._publish()
 
     async def _refresh_counts(self) -> None:
@@ -194,6 +202,7 @@ class LiveIndex:
             "pending": self.pending,
             "done": self.done,
             "total": self.total,
+            "stage": self.stage,
             "failed": len(self.counts.get("failed", [])),  # (files, as `vask status` lists them)
             "skipped": len(self.counts.get("skipped", [])),
             "ollama": {"reachable": not isinstance(error, OllamaUnavailable)},

@@ -90,6 +90,7 @@ async def status(request: web.Request) -> web.Response:
             "in_progress": live.in_progress,
             "done": live.done,
             "total": live.total,
+            "stage": live.stage,
             "skipped": detail["skipped"],
             "failed": detail["failed"],
             "store_errors": detail["store_errors"],

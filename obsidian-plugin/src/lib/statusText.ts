@@ -50,9 +50,11 @@ export function statusBarText(c: Connection): StatusBarText {
 		};
 	}
 	if (s.state === 'indexing') {
+		// Once every note is read no count moves for a while (tens of seconds in a large vault): say why.
+		const stage = s.stage ? ` (${s.stage})` : '';
 		return {
-			text: `vask: indexing ${s.done}/${s.total}`,
-			title: `Indexing the vault: ${s.done} of ${s.total} files${failed}. Click for details.`,
+			text: `vask: indexing ${s.done}/${s.total}${stage}`,
+			title: `Indexing the vault: ${s.done} of ${s.total} files${failed}${s.stage ? `; now: ${s.stage}` : ''}. Click for details.`,
 			level: 'busy',
 		};
 	}

@@ -43,6 +43,8 @@ export interface IndexStatus {
 	in_progress: string[];
 	done: number;
 	total: number;
+	/** As in `StatusEvent`. */
+	stage?: string | null;
 	skipped: FileProblem[];
 	failed: FileProblem[];
 	model: string;
@@ -206,6 +208,8 @@ export interface StatusEvent {
 	pending: number;
 	done: number;
 	total: number;
+	/** What a sync does once its notes are read ("compacting", "keyword index", …); older servers omit it. */
+	stage?: string | null;
 	/** Files that could not be read or parsed. */
 	failed: number;
 	/** Files left out on purpose (too large, binary, a symlink out of the vault); older servers omit it. */

@@ -12,6 +12,14 @@ describe('statusBarText', () => {
 		expect(v.level).toBe('busy');
 	});
 
+	it('says what a sync does once its notes are read, where no count moves', () => {
+		const v = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 400, total: 400, stage: 'keyword index' } });
+		expect(v.text).toBe('vask: indexing 400/400 (keyword index)');
+		expect(v.title).toContain('now: keyword index');
+		const after = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 400, total: 400, stage: null } });
+		expect(after.text).toBe('vask: indexing 400/400');
+	});
+
 	it('shows the indexed note count when idle', () => {
 		expect(statusBarText({ state: 'live', status: base })).toMatchObject({ text: 'vask: indexed ✓ 57 notes', level: 'ok' });
 		expect(statusBarText({ state: 'live', status: { ...base, notes: 1 } }).text).toBe('vask: indexed ✓ 1 note');
