@@ -95,4 +95,6 @@ def test_hash_keys_hold_every_hash_added_and_miss_the_others(added):
     assert keys.maybe_present(others) == set()
     assert keys.maybe_present([]) == set()
     assert HashKeys().maybe_present(held[:3]) == set()
-    assert HashKeys.of(held[:3]).maybe_present(held[:5]) == set(held[:3])
+    added = HashKeys()
+    added.add(held[:3])
+    assert added.maybe_present(held[:5]) == set(held[:3])

@@ -2,7 +2,7 @@
 when one is asked for, and without the links (JSON, most of a row) unless they are wanted.
 
 As Python records, 100,000 notes held 247 MiB for as long as a sync ran, and every sync that found a
-change read them all; in columns, without the links, ~40 MiB (docs/BENCHMARKS.md). The scan's
+change read them all; in columns, without the links, 67 MiB (docs/BENCHMARKS.md). The scan's
 comparison reads two integer columns.
 """
 
@@ -18,6 +18,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 V = TypeVar("V")
+
+# The notes table, one row a note: what `NoteRecord` holds.
+NOTE_SCHEMA = pa.schema(
+    [
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("mtime_ns", pa.int64()),
+        pa.field("size", pa.int64()),
+        pa.field("content_hash", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("aliases", pa.list_(pa.string())),
+        pa.field("tags", pa.list_(pa.string())),
+        pa.field("links", pa.string()),  # JSON list of {target, resolved, heading, block, alias, embed}
+        pa.field("chunk_count", pa.int32()),
+        pa.field("status", pa.string()),  # "ok", "skipped" or "failed"
+        pa.field("reason", pa.string()),
+        pa.field("indexed_at", pa.string()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +87,7 @@ class Manifest(_ByPath[NoteRecord]):
 
     @classmethod
     def empty(cls) -> Manifest:
-        return cls(pa.table({"path": pa.array([], pa.string())}))
+        return cls(NOTE_SCHEMA.empty_table())
 
     def __getitem__(self, path: str) -> NoteRecord:
         row = self._rows.slice(self._row[path], 1).to_pylist()[0]
@@ -118,7 +136,5 @@ class _Stamps(_ByPath[Stamp]):
 
 
 def _integers(rows: pa.Table, column: str) -> np.ndarray:
-    if column not in rows.column_names:
-        return np.zeros(rows.num_rows, dtype=np.int64)
     values: np.ndarray = rows[column].fill_null(0).to_numpy()
     return values.astype(np.int64, copy=False)

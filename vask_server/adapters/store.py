@@ -30,7 +30,7 @@ from lancedb.index import FTS, BTree, IvfRq
 from lancedb.query import MatchQuery
 
 from vask_server.adapters.folders import ensure_index_dir
-from vask_server.adapters.manifest import Manifest, NoteRecord, linking_to
+from vask_server.adapters.manifest import NOTE_SCHEMA, Manifest, NoteRecord, linking_to
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
 from vask_server.core.retrieve import sql_string
@@ -208,24 +208,6 @@ def chunk_schema(dimension: int) -> pa.Schema:
     )
 
 
-NOTE_SCHEMA = pa.schema(
-    [
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("mtime_ns", pa.int64()),
-        pa.field("size", pa.int64()),
-        pa.field("content_hash", pa.string()),
-        pa.field("title", pa.string()),
-        pa.field("aliases", pa.list_(pa.string())),
-        pa.field("tags", pa.list_(pa.string())),
-        pa.field("links", pa.string()),  # JSON list of {target, resolved, heading, block, alias, embed}
-        pa.field("chunk_count", pa.int32()),
-        pa.field("status", pa.string()),  # "ok", "skipped" or "failed"
-        pa.field("reason", pa.string()),
-        pa.field("indexed_at", pa.string()),
-    ]
-)
-
-
 class Store:
     def __init__(self, index_dir: Path, db: lancedb.AsyncConnection) -> None:
         self.index_dir = index_dir
@@ -368,22 +350,24 @@ class Store:
         if paths is None or len(paths) > 4 * _IN_LIST_BATCH:
             manifest = Manifest(await table.query().select(columns).to_arrow())
             return manifest if paths is None else manifest.only(paths)
-        wanted = sorted(paths)
-        parts = []
-        for start in range(0, len(wanted), _IN_LIST_BATCH):
-            query = table.query().where(sql_in("path", wanted[start : start + _IN_LIST_BATCH])).select(columns)
-            parts.append(await query.to_arrow())
+        parts = await self._note_rows(table, sorted(paths), columns)
         return Manifest(pa.concat_tables(parts)) if parts else Manifest.empty()
 
     async def links_of(self, suffix: str, paths: Sequence[str]) -> dict[str, str]:
         """The stored links (JSON) of these notes, by path."""
-        table = await self.notes(suffix)
         found: dict[str, str] = {}
-        for start in range(0, len(paths), _IN_LIST_BATCH):
-            query = table.query().where(sql_in("path", paths[start : start + _IN_LIST_BATCH])).select(["path", "links"])
-            result = await query.to_arrow()
+        for result in await self._note_rows(await self.notes(suffix), paths, ["path", "links"]):
             found.update(zip(result["path"].to_pylist(), result["links"].fill_null("").to_pylist(), strict=True))
         return found
+
+    @staticmethod
+    async def _note_rows(table: lancedb.AsyncTable, paths: Sequence[str], columns: list[str]) -> list[pa.Table]:
+        """These columns of these notes' rows, asked for `_IN_LIST_BATCH` paths at a time."""
+        parts = []
+        for start in range(0, len(paths), _IN_LIST_BATCH):
+            query = table.query().where(sql_in("path", paths[start : start + _IN_LIST_BATCH])).select(columns)
+            parts.append(await query.to_arrow())
+        return parts
 
     async def notes_linking_to(self, suffix: str, targets: Collection[str]) -> set[str]:
         """The notes (other than `targets`) whose stored links resolve to one of `targets`, read in
@@ -730,8 +714,8 @@ def vector_matrix(column: pa.ChunkedArray | pa.Array, dimension: int | None = No
 
 
 def _hash_keys(hashes: pa.Array) -> np.ndarray:
-    """The `HashKeys` keys of hex content hashes, read from Arrow's buffers: Python strings of the
-    hashes of 575,000 chunks would cost ~60 MB on the way."""
+    """The `HashKeys` keys of hex content hashes, read from Arrow's buffers without making a Python
+    string of each."""
     hashes = hashes.cast(pa.string())
     if hashes.null_count == 0 and len(hashes):
         lengths = pc.binary_length(hashes)  # (bytes: every row the same, so they lie end to end)

@@ -1,8 +1,9 @@
 """A set of chunk content hashes that costs 8 bytes a hash.
 
-A large sync asks, for every batch, which of its chunks' hashes already have a stored vector. As a
-Python set of the 32-character hex strings, the hashes of 575,000 chunks held ~60 MiB; here each is
-the integer of its first 16 hex digits, in a sorted array (plus a small set of those added since the
+A large sync asks, for every batch, which of its chunks' hashes already have a stored vector. With
+the hashes of 575,273 chunks as a Python set of 32-character strings, what a sync read of the chunks
+table (paths and hashes) held 108 MiB; 52 MiB with these keys (docs/BENCHMARKS.md). Each is the
+integer of its first 16 hex digits, in a sorted array (plus a small set of those added since the
 last merge). Two hashes sharing those 64 bits would only make the sync look for a stored vector it
 then does not find, and embed the chunk: a key says "maybe present", never "certainly".
 """
@@ -45,10 +46,6 @@ class HashKeys:
     def __init__(self, keys: np.ndarray | None = None) -> None:
         self._sorted = np.unique(np.asarray(keys, dtype=np.uint64)) if keys is not None else np.zeros(0, np.uint64)
         self._recent: set[int] = set()
-
-    @classmethod
-    def of(cls, hashes: Iterable[str]) -> HashKeys:
-        return cls(np.fromiter((hash_key(h) for h in hashes), dtype=np.uint64))
 
     def add(self, hashes: Iterable[str]) -> None:
         self._recent.update(hash_key(h) for h in hashes)

@@ -207,14 +207,11 @@ class Indexer:
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         if only is not None and any(path in scan.excluded for path in only):
             only = None  # a note moved into an excluded folder: the notes linking to it are redone too
-        # A targeted sync reads only its notes' rows; a full one, every note's without its links.
-        manifest = await self.store.manifest(suffix, only, with_links=only is not None)
-        on_disk = scan.notes
-        indexed = manifest
-        if only is not None:
-            on_disk = {p: s for p, s in scan.notes.items() if p in only}
-            indexed = manifest.only(only)
-        plan = plan_scan(on_disk, indexed.stamps(), force=rechunk and only is None)
+        # A targeted sync reads only its notes' rows, and no sync their links (most of a row; the
+        # few records written back, of touched notes, have theirs read again: `_write_pending`).
+        manifest = await self.store.manifest(suffix, only, with_links=False)
+        on_disk = scan.notes if only is None else {p: s for p, s in scan.notes.items() if p in only}
+        plan = plan_scan(on_disk, manifest.stamps(), force=rechunk and only is None)
         # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
         # a note now excluded are redone, so no row keeps even its path.
         newly_excluded = {path for path in plan.deleted if path in scan.excluded}
@@ -311,7 +308,7 @@ class Indexer:
         # link resolver) is let go before the compaction and the index builds, the peak of a large sync.
         seen = ScanSeen.of(scan.notes) if only is None else None
         scan_problems, scan_skipped = scan.problems, scan.skipped
-        del scan, on_disk, indexed, manifest, present, resolver, keep, prepare
+        del scan, on_disk, manifest, present, resolver, keep, prepare
         large = len(batches) > 1
         del batches
         if large:
