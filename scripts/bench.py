@@ -786,13 +786,7 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
             first = time.monotonic()
             hits = http_json(server.base + "/v1/search", {"query": "project plan review", "top_k": 3}, server.token)
             search_s = time.monotonic() - first
-            # Memory at rest once the warm-up that starts with the server has settled, then after
-            # searching (what the caches and the heap keep of the searches).
-            idle = settled_rss(server.process.pid)
-            for query in make_queries(args.searches, seed=3):
-                http_json(server.base + "/v1/search", {"query": query}, server.token)
-            time.sleep(6)  # (serve hands freed memory back once searches pause for 5 s: ReleaseWhenQuiet)
-            searched = settled_rss(server.process.pid)
+            idle, searched = rss_at_rest_and_after_searching(server, args.searches)
             status = server.status()
         finally:
             server.stop()
@@ -841,6 +835,17 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
     )
     write_json(args.json, record)
     return record
+
+
+def rss_at_rest_and_after_searching(server: Server, searches: int) -> tuple[int, int]:
+    """Serve's RSS once the warm-up it starts with has settled, then after `searches` searches (what
+    the caches and the heap keep of them), read once serve has handed freed memory back: it does
+    when searches pause for 5 s (ReleaseWhenQuiet)."""
+    idle = settled_rss(server.process.pid)
+    for query in make_queries(searches, seed=3):
+        http_json(server.base + "/v1/search", {"query": query}, server.token)
+    time.sleep(6)
+    return idle, settled_rss(server.process.pid)
 
 
 def settled_rss(pid: int, *, quiet_s: float = 2.0, timeout: float = 60.0) -> int:
@@ -955,12 +960,7 @@ def run_memory(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.5)
         ann_s = time.monotonic() - ann_wait
         peak = proc_status(server.process.pid).get("VmHWM", 0)
-        time.sleep(5)
-        idle = proc_status(server.process.pid).get("VmRSS", 0)
-        queries = make_queries(50, seed=3)
-        for query in queries:
-            http_json(server.base + "/v1/search", {"query": query}, server.token)
-        time.sleep(2)
+        idle, searched = rss_at_rest_and_after_searching(server, 50)
         after = proc_status(server.process.pid)
         status = server.status()
     finally:
@@ -977,7 +977,7 @@ def run_memory(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss_first_sync_bytes": peak_sync,
         "peak_rss_indexing_bytes": peak,
         "idle_rss_bytes": idle,
-        "rss_after_50_searches_bytes": after.get("VmRSS"),
+        "rss_after_50_searches_bytes": searched,
         "peak_rss_overall_bytes": after.get("VmHWM"),
         "rss_samples_mib": [round(s / 2**20) for s in samples[:: max(1, len(samples) // 40)]],
         "index_bytes": size,
@@ -992,7 +992,7 @@ def run_memory(args: argparse.Namespace) -> dict[str, Any]:
             ("peak RSS, first sync", f"{peak_sync / mib:.0f} MiB"),
             ("peak RSS, sync + ANN index", f"{peak / mib:.0f} MiB"),
             ("idle RSS afterwards", f"{idle / mib:.0f} MiB"),
-            ("RSS after 50 searches", f"{(after.get('VmRSS') or 0) / mib:.0f} MiB"),
+            ("RSS after 50 searches", f"{searched / mib:.0f} MiB"),
             ("index size as the server left it", f"{size / mib:.1f} MiB (versions of the last 10 s kept)"),
             ("index size, old versions dropped", f"{compacted / mib:.1f} MiB"),
             ("per 1,000 chunks", f"{(record['bytes_per_1000_chunks'] or 0) / mib:.2f} MiB"),
