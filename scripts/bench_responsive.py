@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import socket
 import statistics
 import threading
@@ -277,17 +278,25 @@ def touch_every_note(vault: Path) -> int:
     return count
 
 
-def wait_ann(log: Path, chunks: int, timeout: float = 600.0) -> float | None:
-    """Seconds until the background ANN build after the first sync logs that it is ready (None when the
-    index is too small to get one)."""
+ANN_READY = re.compile(r"vector index of \S+ ready in ([0-9.]+) s")
+
+
+def ann_build(log: Path, chunks: int, timeout: float = 600.0) -> dict[str, Any] | None:
+    """How long the first sync's ANN index took to build (the server logs it), and whether it was
+    ready when the sync was (a step of the sync) or after it (in the background); None when the
+    index is too small to get one."""
     from vask_server.adapters import store
 
     if chunks < getattr(store, "VECTOR_INDEX_MIN_ROWS", float("inf")):
         return None
+    in_sync = ANN_READY.search(log.read_text(errors="replace")) is not None
     started = time.monotonic()
-    while "vector index of" not in log.read_text(errors="replace") and time.monotonic() - started < timeout:
+    while (found := ANN_READY.search(log.read_text(errors="replace"))) is None:
+        if time.monotonic() - started > timeout:
+            return {"in_sync": False, "build_s": None, "ready_after_sync_s": None}
         time.sleep(0.25)
-    return time.monotonic() - started
+    waited = 0.0 if in_sync else round(time.monotonic() - started, 2)
+    return {"in_sync": in_sync, "build_s": float(found.group(1)), "ready_after_sync_s": waited}
 
 
 def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
@@ -309,7 +318,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         first_sync["in_step_s"] = round(in_step.answered_at - server.started, 2)
         notes, chunks = int(in_step.body["notes"]), int(in_step.body["chunks"])
         print(f"first sync: {notes} notes, {chunks} chunks in step {first_sync['in_step_s']} s after the spawn")
-        ann_s = wait_ann(log, chunks)
+        ann = ann_build(log, chunks)
         first_peak = bench.proc_status(server.process.pid).get("VmHWM")  # the first sync's and its ANN build's
 
         # (b) the same queries on the idle server, then during a resync of every note
@@ -337,7 +346,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         "status_every_s": STATUS_EVERY,
         "search_every_s": SEARCH_EVERY,
         "first_sync": first_sync,
-        "ann_index_after_first_sync_s": None if ann_s is None else round(ann_s, 2),
+        "ann_index": ann,
         "idle_search": {
             "latency": latency(idle_ok),
             "answers": by_status(idle),
@@ -391,7 +400,7 @@ def print_responsive(record: dict[str, Any]) -> None:
         ("load (1/5/15 min) before, after", f"{record['load_before']}, {record['load_after']}"),
         ("first sync: listening, in step", f"{first['listening_s']:.1f} s, {first['in_step_s']:.1f} s after spawn"),
         *_phase_rows("first sync", first),
-        ("ANN index built after the first sync", _ann(record["ann_index_after_first_sync_s"])),
+        ("ANN index of the first sync", _ann(record.get("ann_index"))),
         ("peak RSS of serve: first sync and ANN build", _mib(record.get("peak_rss_first_sync_bytes"))),
         ("… by the end", _mib(record.get("peak_rss_bytes"))),
         ("idle /v1/search median / p95 / max", _ms(record["idle_search"]["latency"])),
@@ -419,5 +428,10 @@ def _field(summary: dict[str, Any] | None, key: str) -> str:
     return "—" if not summary else f"{summary[key]:.0f}"
 
 
-def _ann(seconds: float | None) -> str:
-    return "none (too few chunks)" if seconds is None else f"in {seconds:.1f} s (then the idle searches)"
+def _ann(ann: dict[str, Any] | None) -> str:
+    if ann is None:
+        return "none (too few chunks)"
+    if ann["build_s"] is None:
+        return "not ready (see the server's log)"
+    when = "a step of the sync" if ann["in_sync"] else f"ready {ann['ready_after_sync_s']:.1f} s after it"
+    return f"built in {ann['build_s']:.1f} s, {when}"

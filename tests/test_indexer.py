@@ -422,3 +422,31 @@ async def test_a_sync_says_what_it_does_once_its_notes_are_read(fake_ollama, tmp
         stages.clear()
         await services.indexer.sync(stage=stages.append)  # nothing changed: no step to name
         assert stages == []
+
+
+async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_before_it_ends(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """Built in the background after a 100,000-note first sync, searches ran exact meanwhile (~1 s and
+    ~100 MiB each): the sync that makes the table large enough builds the index as a step of its own,
+    so the first search already has it. Later syncs leave a built index to the background rebuild."""
+    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 200)
+    monkeypatch.setattr(store_module, "_ANN_ROWS_PER_PARTITION", 100)
+    vault = _many_notes(tmp_path / "vault", 100)  # a chunk and a note record each: 200 rows
+    async with open_services(settings_for(vault)) as services:
+        stages: list[str | None] = []
+        await services.indexer.sync(stage=stages.append)
+        assert stages == ["compacting", "keyword index", "vector index", None]
+        suffix, dimension = await services.indexer.target()
+        table = await services.store.chunks(suffix, dimension)
+        assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
+            store_module.ann_plan(200).index_name
+        ]
+        assert services.store._vector_task is None  # built by the sync itself, not in the background
+        hits = await services.store.vector_search(suffix, dimension, np.ones(dimension, np.float32), 5)
+        assert len(hits) == 5
+
+        stages.clear()
+        (vault / "Note 01.md").write_text("# Note 1\n\nNow about something else entirely.\n")
+        await services.indexer.sync(stage=stages.append)
+        assert "vector index" not in stages

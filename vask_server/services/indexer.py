@@ -85,8 +85,8 @@ class SyncReport:
 
 ProgressFn = Callable[[int, int], None]
 # What a sync is doing once every note is read, where no count moves: "compacting", "keyword index",
-# "removing excluded notes"; None again when it is done. (LanceDB reports no progress inside them:
-# at 100,000 notes they take ~35 s.)
+# "removing excluded notes", "vector index"; None again when it is done. (LanceDB reports no progress
+# inside them: at 100,000 notes they take ~35 s, and a first vector index ~20 s more.)
 StageFn = Callable[[str | None], None]
 
 
@@ -329,6 +329,9 @@ class Indexer:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
             self._purge = False
+        if wrote and await self.store.lacks_vector_index(suffix, dimension):
+            stage("vector index")
+            await self.store.index_vectors_now(suffix, dimension)
         stage(None)
 
         meta = self.store.read_meta()
