@@ -22,14 +22,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lancedb.index import FTS, BTree, IvfRq
-from lancedb.query import MatchQuery
 
 from vask_server.adapters.folders import ensure_index_dir
+from vask_server.adapters.lancedb_api import FTS, BTree, IvfRq, MatchQuery, lancedb
 from vask_server.adapters.manifest import NOTE_SCHEMA, Manifest, NoteRecord, linking_to
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
@@ -67,9 +65,10 @@ _ANN_MAX_PARTITIONS = 1_024
 _ANN_PROBE_SHARE = 1.0  # of the partitions, at least `_ANN_MIN_PROBES`
 _ANN_MIN_PROBES = 20
 # The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors. recall@50
-# at 124,316 / 575,273 chunks: refine 5 0.991 / 0.987, 10 0.999 / 0.999, 20 1.000 / 1.000 (worst query
-# 1.00), for 6 / 12 ms more at 124,316 chunks against refine 5.
-_ANN_REFINE = 20
+# (mean, worst of 200 queries) and median ms at 124,316 / 575,273 chunks (2026-12-03): refine 10
+# 1.000, 0.98, 17.7 / 0.999, 0.96, 21.4; refine 20 1.000, 1.00, 25.4 / 1.000, 1.00, 27.5; refine 5 at
+# 575,273: 0.990, 0.92, 16.5. Ten keeps recall well above what the fused list needs, for 6-8 ms less.
+_ANN_REFINE = 10
 # An index trained on a table this many times smaller than it is now is made again (in the
 # background; the old one serves until the new one is ready): rows added later only join the
 # partitions trained before them, which grow and lose their shape.
