@@ -65,10 +65,10 @@ _ANN_MAX_PARTITIONS = 1_024
 _ANN_PROBE_SHARE = 1.0  # of the partitions, at least `_ANN_MIN_PROBES`
 _ANN_MIN_PROBES = 20
 # The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors. recall@50
-# (mean, worst of 200 queries) and median ms at 124,316 / 575,273 chunks (2026-12-03): refine 10
-# 1.000, 0.98, 17.7 / 0.999, 0.96, 21.4; refine 20 1.000, 1.00, 25.4 / 1.000, 1.00, 27.5; refine 5 at
-# 575,273: 0.990, 0.92, 16.5. Ten keeps recall well above what the fused list needs, for 6-8 ms less.
-_ANN_REFINE = 10
+# (mean, worst of 200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990, 0.92; 10 1.000,
+# 0.98 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Refine 10 saved 6 ms of the vector list alone at
+# 575,273 chunks, but nothing measurable of a whole /v1/search (49.0, 47.2 against 49.3, 45.1 ms).
+_ANN_REFINE = 20
 # An index trained on a table this many times smaller than it is now is made again (in the
 # background; the old one serves until the new one is ready): rows added later only join the
 # partitions trained before them, which grow and lose their shape.
