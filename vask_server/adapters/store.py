@@ -539,11 +539,12 @@ class Store:
 
     async def index_vectors_later(self, suffix: str, dimension: int) -> None:
         """Starts building, in the background and off the request path, the ANN index of a table that
-        has `VECTOR_INDEX_MIN_ROWS` rows and none (one a killed or failed build left missing: a sync
-        that writes builds it before it ends, `index_vectors_now`; searches stay exact until it is
-        ready); and builds it again when the table has outgrown it (`_ANN_REBUILD_GROWTH`), or when it was built before
-        `ann_plan` (its parameters unknown), while the old one keeps serving. A failed build is tried
-        again after the next sync; rows written later are folded into it by `compact`."""
+        has `VECTOR_INDEX_MIN_ROWS` rows and none: one that a killed or failed build left missing (a
+        sync that writes builds it before it ends, `index_vectors_now`); searches stay exact until it
+        is ready. Builds it again when the table has outgrown it (`_ANN_REBUILD_GROWTH`), or when it
+        was built before `ann_plan` (its parameters unknown), while the old one keeps serving. A
+        failed build is tried again after the next sync; rows written later are folded into it by
+        `compact`."""
         name = f"chunks_{suffix}"
         if self._vector_task is not None and not self._vector_task.done():
             return
@@ -558,25 +559,24 @@ class Store:
                 return
         self._vector_task = asyncio.create_task(self._build_vector_index(name, table, plan), name="vask-ann-index")
 
-    async def lacks_vector_index(self, suffix: str, dimension: int) -> bool:
-        """Whether the table is large enough for an ANN index and has none yet."""
-        if f"chunks_{suffix}" in self._vector_index:
-            return False
-        table = await self.chunks(suffix, dimension)
-        return await table.count_rows() >= VECTOR_INDEX_MIN_ROWS
-
-    async def index_vectors_now(self, suffix: str, dimension: int) -> None:
-        """Builds the ANN index of a table that `lacks_vector_index` before returning: at the end of a
-        first sync, or of the sync that grows a table past `VECTOR_INDEX_MIN_ROWS`. Built in the
-        background instead, searches of a 575,273-chunk table ran exact meanwhile, 0.6-1.1 s each and
-        ~100 MiB above the build's own peak. A rebuild, which the old index serves during, stays in
-        the background (`index_vectors_later`). A failed build is logged, and tried again later."""
+    async def missing_vector_index(self, suffix: str, dimension: int) -> AnnPlan | None:
+        """The plan of the ANN index that a table large enough for one lacks; None when it has one or
+        is too small. A build already under way in the background is waited for first, so that the
+        index is never built twice at once."""
         if self._vector_task is not None and not self._vector_task.done():
-            await asyncio.shield(self._vector_task)  # one already under way (it logs its own failure)
-        if not await self.lacks_vector_index(suffix, dimension):
-            return
-        table = await self.chunks(suffix, dimension)
-        await self._build_vector_index(f"chunks_{suffix}", table, ann_plan(await table.count_rows()))
+            await asyncio.shield(self._vector_task)  # (it logs its own failure)
+        if f"chunks_{suffix}" in self._vector_index:
+            return None
+        rows = await (await self.chunks(suffix, dimension)).count_rows()
+        return ann_plan(rows) if rows >= VECTOR_INDEX_MIN_ROWS else None
+
+    async def index_vectors_now(self, suffix: str, dimension: int, plan: AnnPlan) -> None:
+        """Builds the ANN index `missing_vector_index` planned before returning: at the end of a first
+        sync, or of the sync that grows a table past `VECTOR_INDEX_MIN_ROWS`. Built in the background
+        instead, searches of a 575,273-chunk table ran exact meanwhile, 0.6-1.1 s each and ~100 MiB
+        above the build's own peak. A rebuild, which the old index serves during, stays in the
+        background (`index_vectors_later`). A failed build is logged, and tried again later."""
+        await self._build_vector_index(f"chunks_{suffix}", await self.chunks(suffix, dimension), plan)
 
     async def _create_vector_index(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
         """The ANN index as `plan` says, and the one it replaces dropped (searches in flight keep their

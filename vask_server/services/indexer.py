@@ -335,9 +335,10 @@ class Indexer:
             # notes, 618 -> 599 MiB.
             await self.store.forget_tables()
             release_memory()
-        if wrote and await self.store.lacks_vector_index(suffix, dimension):
+        first_ann = await self.store.missing_vector_index(suffix, dimension) if wrote else None
+        if first_ann is not None:
             stage("vector index")
-            await self.store.index_vectors_now(suffix, dimension)
+            await self.store.index_vectors_now(suffix, dimension, first_ann)
         stage(None)
 
         meta = self.store.read_meta()
