@@ -29,7 +29,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,17 +185,31 @@ def by_status(calls: Sequence[Call]) -> dict[str, int]:
     return dict(sorted(Counter(c.label() for c in calls).items()))
 
 
-def progress_intervals(calls: Sequence[Call], start: float, end: float) -> dict[str, Any]:
-    """Seconds between the answers at which `done` (or `total`) changed, from `start` to `end`: the
-    longest, where it was, and the median. Only what the polls saw, so ± one poll interval."""
+def counts(body: dict[str, Any]) -> str:
+    return f"{int(body['done'])}/{int(body['total'])}"
+
+
+def counts_or_step(body: dict[str, Any]) -> str:
+    """The counts, or the step a sync is in and its whole seconds (what the status bar shows)."""
+    seconds = body.get("stage_seconds")
+    step = f" {body['stage']} {int(seconds)} s" if body.get("stage") and seconds is not None else ""
+    return counts(body) + step
+
+
+def progress_intervals(
+    calls: Sequence[Call], start: float, end: float, figure_of: Callable[[dict[str, Any]], str] = counts
+) -> dict[str, Any]:
+    """Seconds between the answers at which `figure_of` an answer changed (by default `done` or
+    `total`), from `start` to `end`: the longest, where it was, and the median. Only what the polls
+    saw, so ± one poll interval."""
     marks: list[tuple[float, str]] = [(start, "start")]
-    last: tuple[int, int] | None = None
+    last: str | None = None
     for call in calls:
         if call.status != 200 or not start <= call.answered_at <= end:
             continue
-        figure = (int(call.body["done"]), int(call.body["total"]))
+        figure = figure_of(call.body)
         if last is not None and figure != last:
-            marks.append((call.answered_at, f"{figure[0]}/{figure[1]}"))
+            marks.append((call.answered_at, figure))
         last = figure
     marks.append((end, "in step"))
     gaps = [(later[0] - earlier[0], f"{earlier[1]} → {later[1]}") for earlier, later in itertools.pairwise(marks)]
@@ -244,6 +258,8 @@ def phase_record(watch: Watch, start: float, end: float, earlier: Any = None) ->
             "answered_with_hits": sum(1 for c in ok if c.body.get("hits")),
         },
         "progress": progress_intervals(status, start, end),
+        # (the steps after the notes move only their seconds: LanceDB reports nothing from inside)
+        "progress_or_step": progress_intervals(status, start, end, counts_or_step),
         "events": event_gaps(watch.events, start, end),
         "sync_reports": [{k: r[k] for k in REPORT_FIELDS} for r in reports[1:]],
         # how latency went as the sync went on: [seconds into the window, ms, done/total or HTTP status]
@@ -373,6 +389,7 @@ def _answers(counts: dict[str, int]) -> str:
 
 def _phase_rows(name: str, phase: dict[str, Any]) -> list[tuple[str, str]]:
     p, e = phase["progress"], phase["events"]
+    q = phase.get("progress_or_step", p)  # (a record from before it was measured)
     return [
         (f"{name}: duration", f"{phase['seconds']:.1f} s watched"),
         (f"{name}: /v1/status median / p95 / max", _ms(phase["status"]["latency"])),
@@ -385,6 +402,10 @@ def _phase_rows(name: str, phase: dict[str, Any]) -> list[tuple[str, str]]:
             f"{name}: progress (done) changes",
             f"{p['changes']}; longest still {p['longest_s']:.2f} s ({p['longest_between']}), "
             f"median {p['median_s']} s, {p['over_1s']} gaps > 1 s",
+        ),
+        (
+            f"{name}: progress or step seconds changes",
+            f"{q['changes']}; longest still {q['longest_s']:.2f} s ({q['longest_between']}), {q['over_1s']} gaps > 1 s",
         ),
         (f"{name}: /v1/events", f"{e['events']} events, longest gap {e['longest_gap_s']} s"),
     ]

@@ -98,6 +98,19 @@ def test_responsive_watches_a_first_sync_and_a_resync_of_every_note(tmp_path, fa
     assert sum(record["resync"]["search"]["answers"].values()) >= 1
 
 
+def test_progress_counts_a_step_whose_seconds_move_as_moving_and_a_stuck_count_as_still():
+    from scripts.bench_responsive import Call, counts_or_step, progress_intervals
+
+    def status(at: float, done: int, stage: str | None = None, seconds: float | None = None) -> Call:
+        return Call(at, 0.0, 200, {"done": done, "total": 10, "stage": stage, "stage_seconds": seconds})
+
+    calls = [status(0.5, 5), status(1.0, 10), *(status(1.0 + t, 10, "keyword index", t) for t in range(1, 9))]
+    by_count = progress_intervals(calls, 0.0, 9.5)
+    assert by_count["longest_s"] == 8.5 and by_count["longest_between"] == "10/10 → in step"
+    by_step = progress_intervals(calls, 0.0, 9.5, counts_or_step)
+    assert by_step["longest_s"] == 1.0 and by_step["over_1s"] == 0
+
+
 def test_benchmarks_page_shows_the_sizes_table_of_its_record():
     """docs/BENCHMARKS.md's table of sizes is the one docs/bench/sizes.json renders to, row for row."""
     root = Path(__file__).resolve().parent.parent

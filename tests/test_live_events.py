@@ -30,3 +30,29 @@ async def test_a_burst_of_watched_changes_is_one_event_with_every_path_pending()
         assert spent < 1.0
     finally:
         await live.stop()
+
+
+async def test_a_step_without_counts_is_heard_every_tick_with_its_seconds_and_stops_with_it():
+    # LanceDB's compaction and index builds report nothing from inside; the step's seconds move instead
+    live = LiveIndex(cast(Services, None), stage_tick=0.05)
+    queue = live.subscribe()
+    try:
+        live._stage("keyword index")
+        first = await asyncio.wait_for(queue.get(), 2)
+        assert (first["stage"], first["stage_seconds"]) == ("keyword index", 0.0)
+        ticks = [await asyncio.wait_for(queue.get(), 2) for _ in range(3)]  # nothing else happened
+        assert all(t["stage"] == "keyword index" for t in ticks)
+        seconds = [t["stage_seconds"] for t in ticks]
+        assert seconds == sorted(seconds) and seconds[-1] > 0
+        live._stage("vector index")  # a new step counts from 0 again
+        while (event := await asyncio.wait_for(queue.get(), 2))["stage"] != "vector index":
+            pass
+        assert event["stage_seconds"] == 0.0
+        live._stage(None)
+        while (event := await asyncio.wait_for(queue.get(), 2))["stage"] is not None:
+            pass
+        assert event["stage_seconds"] is None
+        await asyncio.sleep(0.2)
+        assert queue.empty()  # no more ticks once the step is over
+    finally:
+        await live.stop()

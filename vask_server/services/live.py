@@ -27,11 +27,18 @@ _MAX_RETRY_DELAY = 30.0
 # event a change made a burst quadratic: a git checkout touching 10,000 notes held the event loop
 # 1.8 s (20,000: 12 s), and every request with it.
 _NOTIFY_PUBLISH_EVERY = 0.05
+# While a sync is in a step with no count of its own (compaction, full-text and vector index builds:
+# ~55 s at 100,000 notes, and LanceDB reports nothing from inside them), subscribers hear how long it
+# has been in the step this often, so a client can show that it moves.
+_STAGE_TICK_EVERY = 1.0
 
 
 class LiveIndex:
-    def __init__(self, services: Services, *, debounce: float = 0.25) -> None:
+    def __init__(self, services: Services, *, debounce: float = 0.25, stage_tick: float = _STAGE_TICK_EVERY) -> None:
         self.services = services
+        self._stage_tick = stage_tick
+        self._stage_handle: asyncio.TimerHandle | None = None
+        self._stage_started: float | None = None
         self.debouncer = Debouncer(debounce, self._ready)
         self._queued: set[str] = set()
         self._full_requested = True  # the start-up sync
@@ -98,7 +105,7 @@ class LiveIndex:
 
     async def stop(self) -> None:
         self.debouncer.cancel()
-        for handle in (self._retry_handle, self._publish_handle):
+        for handle in (self._retry_handle, self._publish_handle, self._stage_handle):
             if handle is not None:
                 handle.cancel()
         for task in (self._task, self._warm):
@@ -155,8 +162,7 @@ class LiveIndex:
             self.syncs += 1
         finally:
             self.in_progress = []
-            self.stage = None
-            self._publish()
+            self._stage(None)
 
     def _schedule_retry(self) -> None:
         loop = asyncio.get_running_loop()
@@ -171,7 +177,23 @@ class LiveIndex:
 
     def _stage(self, stage: str | None) -> None:
         self.stage = stage
+        self._stage_started = time.monotonic() if stage else None
+        if self._stage_handle is not None:
+            self._stage_handle.cancel()
+            self._stage_handle = None
+        if stage:
+            self._stage_handle = asyncio.get_running_loop().call_later(self._stage_tick, self._stage_ticked)
         self._publish()
+
+    def _stage_ticked(self) -> None:
+        self._stage_handle = asyncio.get_running_loop().call_later(self._stage_tick, self._stage_ticked)
+        self._publish()
+
+    @property
+    def stage_seconds(self) -> float | None:
+        """How long the sync has been in its current `stage`; None outside one."""
+        started = self._stage_started
+        return None if started is None else round(time.monotonic() - started, 1)
 
     async def _refresh_counts(self) -> None:
         try:
@@ -203,6 +225,7 @@ class LiveIndex:
             "done": self.done,
             "total": self.total,
             "stage": self.stage,
+            "stage_seconds": self.stage_seconds,
             "failed": len(self.counts.get("failed", [])),  # (files, as `vask status` lists them)
             "skipped": len(self.counts.get("skipped", [])),
             "ollama": {"reachable": not isinstance(error, OllamaUnavailable)},

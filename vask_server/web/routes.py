@@ -91,6 +91,7 @@ async def status(request: web.Request) -> web.Response:
             "done": live.done,
             "total": live.total,
             "stage": live.stage,
+            "stage_seconds": live.stage_seconds,
             "skipped": detail["skipped"],
             "failed": detail["failed"],
             "store_errors": detail["store_errors"],

@@ -50,11 +50,13 @@ export function statusBarText(c: Connection): StatusBarText {
 		};
 	}
 	if (s.state === 'indexing') {
-		// Once every note is read no count moves for a while (tens of seconds in a large vault): say why.
-		const stage = s.stage ? ` (${s.stage})` : '';
+		// Once every note is read no count moves for a while (tens of seconds in a large vault): say why,
+		// and how long the step has run (the server sends it once a second), so the bar visibly moves.
+		const seconds = typeof s.stage_seconds === 'number' ? `, ${Math.floor(s.stage_seconds)} s` : '';
+		const stage = s.stage ? ` (${s.stage}${seconds})` : '';
 		return {
 			text: `vask: indexing ${s.done}/${s.total}${stage}`,
-			title: `Indexing the vault: ${s.done} of ${s.total} files${failed}${s.stage ? `; now: ${s.stage}` : ''}. Click for details.`,
+			title: `Indexing the vault: ${s.done} of ${s.total} files${failed}${s.stage ? `; now: ${s.stage}${seconds ? ` for${seconds.slice(1)}` : ''}` : ''}. Click for details.`,
 			level: 'busy',
 		};
 	}

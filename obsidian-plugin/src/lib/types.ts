@@ -45,6 +45,8 @@ export interface IndexStatus {
 	total: number;
 	/** As in `StatusEvent`. */
 	stage?: string | null;
+	/** As in `StatusEvent`. */
+	stage_seconds?: number | null;
 	skipped: FileProblem[];
 	failed: FileProblem[];
 	model: string;
@@ -210,6 +212,8 @@ export interface StatusEvent {
 	total: number;
 	/** What a sync does once its notes are read ("compacting", "keyword index", …); older servers omit it. */
 	stage?: string | null;
+	/** Seconds the sync has been in `stage` (sent once a second while in one); older servers omit it. */
+	stage_seconds?: number | null;
 	/** Files that could not be read or parsed. */
 	failed: number;
 	/** Files left out on purpose (too large, binary, a symlink out of the vault); older servers omit it. */

@@ -20,6 +20,17 @@ describe('statusBarText', () => {
 		expect(after.text).toBe('vask: indexing 400/400');
 	});
 
+	it('counts the seconds of a step, which is what moves while LanceDB builds an index', () => {
+		const v = statusBarText({
+			state: 'live',
+			status: { ...base, state: 'indexing', done: 400, total: 400, stage: 'vector index', stage_seconds: 12.7 },
+		});
+		expect(v.text).toBe('vask: indexing 400/400 (vector index, 12 s)');
+		expect(v.title).toContain('now: vector index for 12 s');
+		const older = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 400, total: 400, stage: 'vector index', stage_seconds: null } });
+		expect(older.text).toBe('vask: indexing 400/400 (vector index)');
+	});
+
 	it('shows the indexed note count when idle', () => {
 		expect(statusBarText({ state: 'live', status: base })).toMatchObject({ text: 'vask: indexed ✓ 57 notes', level: 'ok' });
 		expect(statusBarText({ state: 'live', status: { ...base, notes: 1 } }).text).toBe('vask: indexed ✓ 1 note');
