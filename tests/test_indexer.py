@@ -140,7 +140,7 @@ async def test_a_new_model_builds_a_separate_index_and_replaces_the_old_when_com
         meta = services.store.read_meta()
         tables = (await services.store._db.list_tables()).tables
     assert meta.active["model"] == "other-embed" and meta.active["dimension"] == 48 and meta.building is None
-    assert sorted(tables) == ["chunks_other_embed_48_f16_d1_p1", "notes_other_embed_48_f16_d1_p1"]
+    assert sorted(tables) == ["chunks_other_embed_48_f16_d1_p1_h1", "notes_other_embed_48_f16_d1_p1_h1"]
 
 
 def test_index_dir_defaults_outside_the_vault(tmp_path: Path):
@@ -188,11 +188,12 @@ def _without(schema_of, columns):
 @pytest.mark.parametrize(
     ("vector_type", "old_format", "missing"),
     [
-        (pa.float32(), 2, (*_DATE_COLUMNS, "page")),
-        (pa.float16(), 1, (*_DATE_COLUMNS, "page")),
-        (pa.float16(), 0, ("page",)),
+        (pa.float32(), 3, (*_DATE_COLUMNS, "page", "hit")),
+        (pa.float16(), 2, (*_DATE_COLUMNS, "page", "hit")),
+        (pa.float16(), 1, ("page", "hit")),
+        (pa.float16(), 0, ("hit",)),
     ],
-    ids=["32-bit vectors, no dates", "16-bit vectors, no dates", "dates, no pages"],
+    ids=["32-bit vectors, no dates", "16-bit vectors, no dates", "dates, no pages", "pages, no hit column"],
 )
 async def test_an_index_in_an_earlier_format_is_copied_to_the_current_one_without_embedding(
     fake_ollama, small_vault, settings_for, monkeypatch, vector_type, old_format, missing
@@ -221,10 +222,10 @@ async def test_an_index_in_an_earlier_format_is_copied_to_the_current_one_withou
     assert "kelp season" in next(t for t in fake_ollama.fake.embedded_texts if t != "dimension probe")
     async with open_services(settings_for(small_vault)) as services:
         meta = services.store.read_meta()
-        assert meta.active["suffix"] == "fake_embed_96_f16_d1_p1" and meta.building is None
+        assert meta.active["suffix"] == "fake_embed_96_f16_d1_p1_h1" and meta.building is None
         assert sorted((await services.store._db.list_tables()).tables) == [
-            "chunks_fake_embed_96_f16_d1_p1",
-            "notes_fake_embed_96_f16_d1_p1",
+            "chunks_fake_embed_96_f16_d1_p1_h1",
+            "notes_fake_embed_96_f16_d1_p1_h1",
         ]
         table = await services.store.chunks(meta.active["suffix"], 96)
         assert (await table.schema()).field("vector").type.value_type == pa.float16()
@@ -274,7 +275,7 @@ async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later
 
     monkeypatch.setattr(store_module.lancedb.AsyncConnection, "drop_table", refuse)
     report = await sync(new)
-    old_tables = ["chunks_fake_embed_96_f16_d1_p1", "notes_fake_embed_96_f16_d1_p1"]
+    old_tables = ["chunks_fake_embed_96_f16_d1_p1_h1", "notes_fake_embed_96_f16_d1_p1_h1"]
     for name in old_tables:
         assert any(name in w and "Permission denied" in w and "next sync" in w for w in report.warnings), name
         assert any(r.levelname == "WARNING" and name in r.getMessage() for r in caplog.records)
@@ -292,8 +293,8 @@ async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later
         status = await index_status(services)
         tables = (await services.store._db.list_tables()).tables
     assert status["store_errors"] == [] and sorted(tables) == [
-        "chunks_other_embed_48_f16_d1_p1",
-        "notes_other_embed_48_f16_d1_p1",
+        "chunks_other_embed_48_f16_d1_p1_h1",
+        "notes_other_embed_48_f16_d1_p1_h1",
     ]
 
 

@@ -77,7 +77,7 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
         # vectors made with a document instruction live in tables of their own
         assert (
             services.searcher.active().suffix.startswith("nomic_embed_text_96_")
-            and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1_p1"
+            and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1_p1_h1"
         )
 
 
@@ -179,3 +179,27 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         count_reads(services.store)
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == ["rows"]
+
+
+async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_columns_hold_it(
+    fake_ollama, small_vault, settings_for
+):
+    # The `hit` column repeats a chunk's fields as JSON, so that a search reads one column, not twelve.
+    (small_vault / "Journal").mkdir()
+    (small_vault / "Journal" / "2026-03-14.md").write_text("---\ntags: [log, café]\n---\n# Pi day\n\nBaked a pie.\n")
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        store, index = services.store, services.searcher.active()
+        assert store._hit_columns(index.suffix) == ["hit", "text"]
+        fields = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "tags"]
+        fields += ["date", "date_end", "date_source", "page", "text"]
+        table = await store.all_chunk_rows(index.suffix, index.dimension, fields)
+        stored = {row["id"]: row for row in table.to_pylist()}
+        probe = np.asarray(embed_text("pie", index.dimension), dtype=np.float32)
+        by_vector = await store.vector_search(index.suffix, index.dimension, probe, limit=len(stored))
+        by_words = await store.text_search(index.suffix, index.dimension, "pie milestone", limit=len(stored))
+    assert len(by_vector) == len(stored) and by_words
+    for row in [*by_vector, *by_words]:
+        assert {k: row[k] for k in fields} == stored[row["id"]]
+    dated = next(row for row in by_vector if row["path"] == "Journal/2026-03-14.md")
+    assert str(dated["date"]) == "2026-03-14" and dated["tags"] == ["log", "café"]

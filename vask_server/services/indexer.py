@@ -27,7 +27,7 @@ from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, now_iso, release_memory
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, release_memory
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
@@ -674,6 +674,7 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             hashes.append(chunk.hash)
     if not hashes:
         return None
+    columns["hit"].extend(hit_records(columns))
     value_type = schema.field("vector").type.value_type
     matrix = np.stack([np.asarray(vectors[h]) for h in hashes]).astype(value_type.to_pandas_dtype())
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
