@@ -11,7 +11,7 @@ import pytest
 from lancedb.index import IvfSq
 
 from vask_server.adapters import store as store_module
-from vask_server.adapters.store import Store, ann_nprobes, ann_partitions_of, ann_plan, chunk_schema
+from vask_server.adapters.store import Store, ann_nprobes, ann_partitions_of, ann_plan, chunk_schema, hit_records
 
 DIM = 16
 SUFFIX = "test_model_16"
@@ -47,6 +47,7 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
         "modified": [None] * count,
         "page": [None] * count,
     }
+    columns["hit"] = list(hit_records(columns))
     arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
     flat = pa.array(vectors.astype(np.float16).reshape(-1), pa.float16())
     return pa.Table.from_arrays([*arrays, pa.FixedSizeListArray.from_arrays(flat, DIM)], schema=schema)

@@ -65,11 +65,12 @@ _ANN_MAX_PARTITIONS = 1_024
 # four times larger, and probing 95% of them took 48 ms for 0.98.
 _ANN_PROBE_SHARE = 1.0  # of the partitions, at least `_ANN_MIN_PROBES`
 _ANN_MIN_PROBES = 20
-# The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors. recall@50
-# (mean, worst of 200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990, 0.92; 10 1.000,
-# 0.98 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Refine 10 saved 6 ms of the vector list alone at
-# 575,273 chunks, but nothing measurable of a whole /v1/search (49.0, 47.2 against 49.3, 45.1 ms).
-_ANN_REFINE = 20
+# The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
+# from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
+# ~25). recall@50 (mean, worst of 200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
+# 0.92; 10 1.000, 0.98 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. (3- and 4-bit codes reach 1.000 at
+# refine 5 in about the time 2-bit codes take at 10, but hold 27 and 53 MiB more in a serving process.)
+_ANN_REFINE = 10
 # An index trained on a table this many times smaller than it is now is made again (in the
 # background; the old one serves until the new one is ready): rows added later only join the
 # partitions trained before them, which grow and lose their shape.
