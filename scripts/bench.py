@@ -484,6 +484,8 @@ async def _index_once(
     for name in _STORE_METHODS:
         if hasattr(store, name):
             setattr(store, name, clock.wrap_async("storage", getattr(store, name)))
+    if hasattr(store, "index_vectors_now"):  # a large first sync builds its ANN index as its last step
+        store.index_vectors_now = clock.wrap_async("vector index", store.index_vectors_now)
     progress = None
     if timeline is not None:
         labelled = ("manifest", "chunk_keys", "chunk_paths", "write_notes", "delete_notes", "compact", "ensure_fts")
@@ -616,6 +618,7 @@ def run_index(args: argparse.Namespace) -> dict[str, Any]:
             ("embedding (busy)", f"{stages.get('embedding', 0):.2f} s"),
             ("storage (busy)", f"{stages.get('storage', 0):.2f} s"),
             ("scan", f"{stages.get('scan', 0):.2f} s"),
+            ("ANN index, in the sync", f"{stages.get('vector index', 0):.1f} s"),
             ("ANN index, after the sync", f"{record['ann_index_after_sync_s']:.1f} s"),
             ("peak RSS", f"{(record['peak_rss_bytes'] or 0) / 2**20:.0f} MiB"),
             ("index size", f"{record['index_bytes'] / 2**20:.1f} MiB"),
@@ -623,6 +626,11 @@ def run_index(args: argparse.Namespace) -> dict[str, Any]:
     )
     write_json(args.json, record)
     return record
+
+
+def ann_build_s(record: dict[str, Any]) -> float:
+    """Seconds building the ANN index: in the sync (its last step since the fourth sitting) or after it."""
+    return float(record["stages_busy_s"].get("vector index", 0)) + float(record["ann_index_after_sync_s"])
 
 
 def run_index_subprocess(
@@ -1437,7 +1445,7 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("… peak RSS (MiB)", each(lambda o: f"{o['index_instant']['peak_rss_bytes'] / mib:.0f}")),
         ("full index, hash-local (s)", each(lambda o: f"{o['index']['total_s']:.0f}")),
         ("… throughput (chunks/s)", each(lambda o: f"{o['index']['chunks_per_s']:,.0f}")),
-        ("… ANN build after the sync (s)", each(lambda o: f"{o['index']['ann_index_after_sync_s']:.1f}")),
+        ("… ANN build, in the sync or after it (s)", each(lambda o: f"{ann_build_s(o['index']):.1f}")),
         ("… peak RSS, its embedder's cache in it (MiB)", each(lambda o: f"{o['index']['peak_rss_bytes'] / mib:.0f}")),
         ("index on disk (MiB)", each(lambda o: f"{o['index']['index_bytes'] / mib:,.0f}")),
         ("restart: ready (s, median)", each(lambda o: f"{o['restart']['ready_median_s']:.2f}")),
