@@ -11,7 +11,15 @@ import pytest
 from lancedb.index import IvfSq
 
 from vask_server.adapters import store as store_module
-from vask_server.adapters.store import Store, ann_nprobes, ann_partitions_of, ann_plan, chunk_schema, hit_records
+from vask_server.adapters.store import (
+    Store,
+    ann_nprobes,
+    ann_partitions_of,
+    ann_plan,
+    ann_refine,
+    chunk_schema,
+    hit_records,
+)
 
 DIM = 16
 SUFFIX = "test_model_16"
@@ -72,6 +80,10 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
         assert plan.refine >= 1
         assert ann_partitions_of(plan.index_name) == plan.partitions
     assert ann_nprobes(1) == 1
+    # re-ranking reads cost the same at any size: a small index, quick to scan, re-ranks more of them
+    refines = [plan.refine for plan in plans]
+    assert refines == sorted(refines, reverse=True) and refines[0] > refines[-1]
+    assert ann_refine(None) == refines[-1]  # an index from before the plan: its size unknown
     assert ann_partitions_of("vector_idx") is None  # LanceDB's own name: an index from before the plan
     assert ann_partitions_of("vector_ivf60") is None  # the 8-bit index of earlier versions: replaced
 

@@ -67,10 +67,14 @@ _ANN_PROBE_SHARE = 1.0  # of the partitions, at least `_ANN_MIN_PROBES`
 _ANN_MIN_PROBES = 20
 # The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
 # from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
-# ~25). recall@50 (mean, worst of 200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
-# 0.92; 10 1.000, 0.98 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. (3- and 4-bit codes reach 1.000 at
-# refine 5 in about the time 2-bit codes take at 10, but hold 27 and 53 MiB more in a serving process.)
+# ~25). recall@50 (mean, worst of 100-200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
+# 0.92; 10 0.999, 0.96 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Those reads cost the same at any
+# size while the code scan grows with the rows, so a smaller index, whose search is quick, re-ranks
+# twice as many and keeps 1.000. (3- and 4-bit codes reach 1.000 at refine 5 in about the time 2-bit
+# codes take at 10, but hold 27 and 53 MiB more in a serving process.)
 _ANN_REFINE = 10
+_ANN_REFINE_SMALL = 20
+_ANN_SMALL_PARTITIONS = 32  # ~260,000 rows
 # An index trained on a table this many times smaller than it is now is made again (in the
 # background; the old one serves until the new one is ready): rows added later only join the
 # partitions trained before them, which grow and lose their shape.
@@ -98,10 +102,16 @@ def ann_nprobes(partitions: int) -> int:
     return min(partitions, max(_ANN_MIN_PROBES, round(partitions * _ANN_PROBE_SHARE)))
 
 
+def ann_refine(partitions: int | None) -> int:
+    """How many times the limit a search in an index of `partitions` re-ranks by full vectors (None:
+    an index from before the plan, its size unknown)."""
+    return _ANN_REFINE_SMALL if partitions is not None and partitions < _ANN_SMALL_PARTITIONS else _ANN_REFINE
+
+
 def ann_plan(rows: int) -> AnnPlan:
     """The ANN index for a table of `rows` rows: the one place its parameters are chosen."""
     partitions = max(1, min(_ANN_MAX_PARTITIONS, round(rows / _ANN_ROWS_PER_PARTITION)))
-    return AnnPlan(partitions=partitions, nprobes=ann_nprobes(partitions), refine=_ANN_REFINE)
+    return AnnPlan(partitions=partitions, nprobes=ann_nprobes(partitions), refine=ann_refine(partitions))
 
 
 def ann_partitions_of(index_name: str) -> int | None:
@@ -678,7 +688,7 @@ class Store:
             partitions = self._vector_index[name]
             nprobes = ann_nprobes(partitions) if partitions is not None else _ANN_MIN_PROBES
             widened = query.where(where).maximum_nprobes(0).minimum_nprobes(nprobes) if where else None
-            query = (widened or query.nprobes(nprobes)).refine_factor(_ANN_REFINE)
+            query = (widened or query.nprobes(nprobes)).refine_factor(ann_refine(partitions))
         elif where:
             query = query.where(where).bypass_vector_index()
         columns = [*self._hit_columns(suffix), "_distance", *(["vector"] if with_vectors else [])]
