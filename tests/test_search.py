@@ -181,6 +181,58 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         assert reads == ["rows"]
 
 
+async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_that_one_measurement(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """The first start after `vask index` measures the calibration in its warm-up; searches that
+    arrive meanwhile share that measurement instead of each reading every chunk's row again. Once
+    the warm-up is over, what it freed is handed back to the system."""
+    import asyncio
+
+    from vask_server.adapters import store as store_module
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+    from vask_server.adapters.store import ReleaseWhenQuiet
+
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+    (services.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+
+    reads: list[str] = []
+    released: list[str] = []
+    monkeypatch.setattr(store_module, "release_memory", lambda: released.append("released"))
+    async with open_services(settings) as services:
+        real = services.store.all_chunk_rows
+
+        async def counted(*args, **kwargs):
+            reads.append("rows")
+            await asyncio.sleep(0.05)  # long enough for the searches below to arrive meanwhile
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(services.store, "all_chunk_rows", counted)
+        searcher = services.searcher
+        searcher._quiet = ReleaseWhenQuiet(after=0.01)
+        results = await asyncio.gather(
+            searcher.warm(),
+            searcher.search("sourdough starter", top_k=3, min_similarity=0.0),
+            searcher.search("sourdough starter", top_k=3, min_similarity=0.0),
+        )
+        assert reads == ["rows"]
+        first, second = results[1], results[2]
+        assert first.hits and [h.chunk_id for h in first.hits] == [h.chunk_id for h in second.hits]
+        assert first.evidence_threshold == second.evidence_threshold
+        assert (services.index_dir / CALIBRATION_FILE).is_file()
+
+        await asyncio.sleep(0.05)
+        released.clear()
+        await searcher.warm()  # alone: no search touches the quiet timer
+        for _ in range(100):
+            if released:
+                break
+            await asyncio.sleep(0.01)
+        assert released == ["released"]
+
+
 async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_columns_hold_it(
     fake_ollama, small_vault, settings_for
 ):

@@ -127,6 +127,9 @@ class Searcher:
         self._embedders: dict[str, Embedder] = {}
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
+        # The measurement a search waits for, shared by every search (and the warm-up) that needs it
+        # meanwhile: each measuring for itself read every chunk's path once per caller.
+        self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
         self._quiet = ReleaseWhenQuiet()
 
@@ -158,7 +161,11 @@ class Searcher:
             if self._refresh is None or self._refresh.done():
                 self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
             return cache
-        return await self._rebuild(index, version)
+        if self._measuring is None or self._measuring[0] != version or self._measuring[1].done():
+            task = asyncio.create_task(self._rebuild(index, version), name="vask-search-cache")
+            self._measuring = (version, task)
+        # (shielded: a client that hangs up does not cancel what the other waiters wait for)
+        return await asyncio.shield(self._measuring[1])
 
     async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
         try:
@@ -269,6 +276,10 @@ class Searcher:
             await self.store.check_keyword_search(index.suffix, index.dimension)
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
+        finally:
+            # What the warm-up read and freed (every chunk's path, when it measured the calibration)
+            # goes back to the system, as it does after a pause in searches.
+            self._quiet.touch()
 
     async def understand(
         self,
