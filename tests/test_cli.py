@@ -232,3 +232,61 @@ def test_status_shows_a_broken_keyword_index_and_index_full_repairs_it(cli_env, 
     run(capsys, "index", "--vault", str(small_vault), "--quiet", "--full")
     _, out, _ = run(capsys, "status", "--vault", str(small_vault), "--json")
     assert json.loads(out)["store_errors"] == []
+
+
+def test_a_question_about_a_day_the_calendar_lacks_is_answered_with_a_notice(cli_env, vault, capsys):
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    for question, notice in (
+        ("what did I write on 29 February this year?", "2025 has no 29 February: read as 28 February 2025."),
+        ("what did I write on 31 April?", "There is no 31 April: read as 30 April 2024."),
+    ):
+        code, out, err = run(capsys, "search", "--vault", str(vault), "--now", "2025-03-10", question)
+        assert code == 0, err
+        assert notice in out
+        code, out, _ = run(capsys, "search", "--vault", str(vault), "--now", "2025-03-10", question, "--json")
+        assert code == 0 and json.loads(out)["time_range"]["notice"] == notice
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["status", "of", "my", "tax", "return?"], "ask"),
+        (["status"], "status"),
+        (["status", "--json"], "status"),
+        (["--vault", "V", "status"], "status"),
+        (["index", "cards", "from", "the", "library?"], "ask"),
+        (["index", "--full"], "index"),
+        (["serve", "--port", "8000"], "serve"),
+        (["serve", "the", "guests", "what?"], "ask"),
+        (["token"], "token"),
+        (["token", "add", "phone"], "token"),
+        (["token", "of", "thanks", "ideas"], "ask"),
+        (["eval", "questions.jsonl", "--split", "dev"], "eval"),
+        (["eval", "of", "my", "sprint"], "ask"),
+        (["search", "tax", "return"], "search"),
+        (["ask", "status", "of", "my", "tax", "return?"], "ask"),
+        (["--", "status"], "ask"),
+        (["what", "is", "x"], "ask"),
+    ],
+)
+def test_a_command_name_starts_a_command_only_when_the_words_after_it_are_that_commands(argv, command):
+    """The documented rule: `index`, `status`, `serve` take no words; `token` takes add/list/revoke and
+    a name; `eval` one file; more words than that are a question."""
+    from vask_server.cli import build_parser, normalise_argv
+
+    normalised = normalise_argv(argv)
+    assert build_parser().parse_args(normalised).command == command
+
+
+def test_an_unexpected_failure_is_reported_as_a_bug_with_its_own_exit_code(cli_env, vault, capsys, monkeypatch):
+    import vask_server.cli as cli_module
+
+    async def broken(args, services):
+        raise RuntimeError("something inside broke")
+
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    monkeypatch.setattr(cli_module, "_status", broken)
+    code, _, err = run(capsys, "status", "--vault", str(vault))
+    assert code == cli_module.INTERNAL_ERROR == 70
+    assert "error: vask failed unexpectedly (RuntimeError: something inside broke)" in err
+    assert "hint: This is a bug in vask" in err and "Traceback" not in err

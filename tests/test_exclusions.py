@@ -124,3 +124,30 @@ async def test_obsidians_excluded_files_change_takes_effect_while_serving(fake_o
         assert all(h["path"] != "Private/Therapy.md" for h in after["hits"])
         status = await (await api.get("/v1/status")).json()
         assert status["excluded"] == {"Obsidian excluded files Private/": 1, "frontmatter vask: exclude": 1}
+
+
+async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only_as_a_count(
+    fake_ollama, vault, settings_for, caplog, monkeypatch
+):
+    """The opt-out is read from the raw text before anything about the note is logged: a parser
+    failure on a private note must not put its path (or its text) in the log."""
+    from vask_server.services import indexer as indexer_module
+
+    caplog.set_level("DEBUG")
+    private = vault / "Health" / "Diagnosis zqxdiag.md"
+    private.parent.mkdir(parents=True, exist_ok=True)
+    private.write_text("---\nvask: exclude\n---\n# Diagnosis\n\nzqxdiagword\n", "utf-8")
+    real_parse = indexer_module.parse_note
+
+    def choking(path, text, resolver):
+        if "zqxdiag" in path:
+            raise ValueError(f"parser bug on {path}: {text[:40]}")
+        return real_parse(path, text, resolver)
+
+    monkeypatch.setattr(indexer_module, "parse_note", choking)
+    async with open_services(settings_for(vault)) as services:
+        report = await services.indexer.sync()
+        assert report.excluded == {"frontmatter vask: exclude": 1}
+        assert await _traces(services, ["zqxdiag"]) == []
+    assert "zqxdiag" not in caplog.text  # (messages and tracebacks, as a log handler writes them)
+    assert not any("zqxdiag" in entry for entry in [*map(str, report.failed), *report.warnings])

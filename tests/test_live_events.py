@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 from typing import Any, cast
 
+from vask_server.adapters.ollama import OllamaGateway
 from vask_server.services.context import Services
 from vask_server.services.live import LiveIndex
 
+# notify() and the stage ticks touch only the debouncer, the subscribers and what the snapshot reads
+# (the gateway's last contact: none here, since nothing starts the worker)
+SERVICES = cast(Services, SimpleNamespace(gateway=OllamaGateway("http://127.0.0.1:9")))
+
 
 async def test_a_burst_of_watched_changes_is_one_event_with_every_path_pending():
-    # notify() touches only the debouncer and the subscribers: no services needed
-    live = LiveIndex(cast(Services, None), debounce=5.0)
+    live = LiveIndex(SERVICES, debounce=5.0)
     queue = live.subscribe()
     started = time.perf_counter()
     for n in range(10_000):  # what a git checkout of a 10,000-note vault sends
@@ -34,7 +39,7 @@ async def test_a_burst_of_watched_changes_is_one_event_with_every_path_pending()
 
 async def test_a_step_without_counts_is_heard_every_tick_with_its_seconds_and_stops_with_it():
     # LanceDB's compaction and index builds report nothing from inside; the step's seconds move instead
-    live = LiveIndex(cast(Services, None), stage_tick=0.05)
+    live = LiveIndex(SERVICES, stage_tick=0.05)
     queue = live.subscribe()
     try:
         live._stage("keyword index")

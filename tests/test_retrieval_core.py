@@ -5,6 +5,7 @@ from vask_server.core.describe import describe, is_hub, note_record
 from vask_server.core.metrics import Outcome, Question, parse_questions, summarise
 from vask_server.core.parse import parse_note
 from vask_server.core.retrieve import (
+    EXACT_LIFT,
     Filters,
     filters_to_where,
     fuse,
@@ -46,11 +47,13 @@ def test_convex_fusion_keeps_how_strong_each_match_is():
     # no keyword list: the cosine order, scaled
     assert [r.row["id"] for r in fuse_convex(vector, [])] == ["a", "b", "c"]
     # an exact match (every content word of the query in the passage) gets the keyword share twice,
-    # and for a one- or two-word query it ranks above closer cosines that are not exact
+    # and for a one- or two-word query it ranks above closer cosines that are not exact: the lift
+    # that puts it there is in its score, so the scores read in the order of the list
     rare = dict(row("q", "Q.md", 10.0), similarity=0.2, text="Added a note about quokkas.")
     other = dict(row("o", "O.md", 8.0), similarity=0.1, text="Another note.")
     exact = fuse_convex(vector, [rare, other], query="quokkas", alpha=0.9)
-    assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.2 + 0.1 * 2.0)) < 1e-9
+    assert exact[0].row["id"] == "q" and abs(exact[0].fused - (0.9 * 0.2 + 0.1 * 2.0 + EXACT_LIFT)) < 1e-9
+    assert [r.fused for r in exact] == sorted((r.fused for r in exact), reverse=True)
     assert fuse_convex(vector, [rare, other], query="wombats", alpha=0.9)[0].row["id"] == "a"
     # a longer question is ranked by score alone, exact or not
     long_question = "Added a note about quokkas today"

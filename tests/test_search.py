@@ -255,3 +255,29 @@ async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_colum
         assert {k: row[k] for k in fields} == stored[row["id"]]
     dated = next(row for row in by_vector if row["path"] == "Journal/2026-03-14.md")
     assert str(dated["date"]) == "2026-03-14" and dated["tags"] == ["log", "café"]
+
+
+async def test_the_scores_of_a_list_read_in_its_order(fake_ollama, vault, settings_for):
+    """The score a hit shows is the one that ranked it: exact matches ranked first carry their lift,
+    for one- and two-word queries, quoted terms, rare keywords and plain questions alike."""
+    from vask_server.core.retrieve import EXACT_LIFT
+
+    queries = [
+        "sourdough",
+        "Litestream",
+        "Tidepool API",
+        'what is the "grey zone"?',
+        "What have I written about being afraid to release things?",
+        "easy runs",
+    ]
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.sync()
+        lifted = 0
+        for query in queries:
+            for config in (RetrievalConfig(), RetrievalConfig(mode="vector"), RetrievalConfig(fusion="rrf")):
+                result = await services.searcher.search(query, top_k=10, min_similarity=0.0, config=config)
+                scores = [hit.score for hit in result.hits]
+                assert scores == sorted(scores, reverse=True), (query, config.mode, config.fusion, scores)
+            hybrid = await services.searcher.search(query, top_k=10, min_similarity=0.0)
+            lifted += sum(hit.score > EXACT_LIFT for hit in hybrid.hits)
+        assert lifted > 0  # (the lift is exercised: some of these are matched exactly)

@@ -65,7 +65,6 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
 def small_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
     monkeypatch.setattr(store_module, "_ANN_ROWS_PER_PARTITION", 100)
-    monkeypatch.setattr(store_module, "_ANN_MIN_PROBES", 2)
 
 
 def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() -> None:
@@ -76,7 +75,7 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
     assert partitions[-1] == store_module._ANN_MAX_PARTITIONS  # bounded: the centroids are searched whole
     for plan in plans:
         assert 1 <= plan.nprobes <= plan.partitions
-        assert plan.nprobes >= min(plan.partitions, store_module._ANN_MIN_PROBES)
+        assert plan.nprobes == plan.partitions  # (every partition: see _ANN_PROBE_SHARE)
         assert plan.refine >= 1
         assert ann_partitions_of(plan.index_name) == plan.partitions
     assert ann_nprobes(1) == 1

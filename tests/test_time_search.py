@@ -19,7 +19,7 @@ def _within(hit: dict, first: str, last: str) -> bool:
 async def test_a_question_naming_a_month_searches_only_that_month(fake_ollama, vault, settings_for):
     async with running_app(settings_for(vault)) as api:
         result = await api.search("what did I write about my knee last month?", now="2026-03-20T09:00:00+01:00")
-        assert result["time_range"] == {"from": "2026-02-01", "to": "2026-02-28", "text": "last month"}
+        assert result["time_range"] == {"from": "2026-02-01", "to": "2026-02-28", "text": "last month", "notice": None}
         assert result["hits"] and all(_within(h, "2026-02-01", "2026-02-28") for h in result["hits"])
         assert all(h["date_source"] for h in result["hits"])
         # the same words, read without their time: the whole vault, and no range
@@ -31,7 +31,7 @@ async def test_a_question_naming_a_month_searches_only_that_month(fake_ollama, v
 async def test_explicit_date_filters_and_their_errors(fake_ollama, vault, settings_for):
     async with running_app(settings_for(vault)) as api:
         result = await api.search("running", filters={"date_from": "2026-03-01", "date_to": "2026-03-15"})
-        assert result["time_range"] == {"from": "2026-03-01", "to": "2026-03-15", "text": ""}
+        assert result["time_range"] == {"from": "2026-03-01", "to": "2026-03-15", "text": "", "notice": None}
         assert result["hits"] and all(_within(h, "2026-03-01", "2026-03-15") for h in result["hits"])
         for body, field in [
             ({"query": "x", "now": "next tuesday"}, "now"),
@@ -49,7 +49,12 @@ async def test_an_answer_carries_the_range_and_dated_sources(fake_ollama, vault,
         events = await api.ask_events({"question": "How did the long runs go in February?", "now": "2026-04-01"})
         sources = events[0]
         assert sources["type"] == "sources"
-        assert sources["time_range"] == {"from": "2026-02-01", "to": "2026-02-28", "text": "in February"}
+        assert sources["time_range"] == {
+            "from": "2026-02-01",
+            "to": "2026-02-28",
+            "text": "in February",
+            "notice": None,
+        }
         assert sources["sources"] and all(_within(s, "2026-02-01", "2026-02-28") for s in sources["sources"])
         assert events[-1]["type"] == "done" and events[-1]["time_range"] == sources["time_range"]
         # the model was told today's date and each passage's
@@ -66,7 +71,7 @@ async def test_a_follow_up_keeps_the_previous_questions_time_unless_it_names_its
         kept = await api.ask_events({"question": "and the tempo sessions?", "history": history, "now": "2026-04-01"})
         assert kept[0]["time_range"]["from"] == "2026-02-01"
         own = await api.ask_events({"question": "and in March?", "history": history, "now": "2026-04-01"})
-        assert own[0]["time_range"] == {"from": "2026-03-01", "to": "2026-03-31", "text": "in March"}
+        assert own[0]["time_range"] == {"from": "2026-03-01", "to": "2026-03-31", "text": "in March", "notice": None}
 
 
 def test_the_command_line_takes_since_until_and_now(cli_env, vault, capsys, monkeypatch):
@@ -75,7 +80,7 @@ def test_the_command_line_takes_since_until_and_now(cli_env, vault, capsys, monk
     capsys.readouterr()
     assert main(["search", "long run", "--since", "2026-02-01", "--until", "2026-02-28", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["time_range"] == {"from": "2026-02-01", "to": "2026-02-28", "text": ""}
+    assert result["time_range"] == {"from": "2026-02-01", "to": "2026-02-28", "text": "", "notice": None}
     assert result["hits"] and all(_within(h, "2026-02-01", "2026-02-28") for h in result["hits"])
     assert main(["search", "what did I log last week?", "--now", "2026-03-25"]) == 0
     out = capsys.readouterr().out
@@ -113,3 +118,26 @@ def test_the_prompt_gives_each_passage_its_date_and_says_when_only_the_file_says
     system = prompt.messages[0]["content"]
     assert "(written: 2026-02-14)" in system and "(written: 2026-12-01, going by the file date)" in system
     assert "Today is Monday 2026-03-02." in system and "from 1 Feb – 28 Feb 2026" in system
+
+
+async def test_a_day_the_calendar_lacks_is_searched_as_the_nearest_real_day_with_a_notice(
+    fake_ollama, vault, settings_for
+):
+    async with running_app(settings_for(vault)) as api:
+        result = await api.search("what did I write on 29 February this year?", now="2025-03-10")
+        assert result["time_range"] == {
+            "from": "2025-02-28",
+            "to": "2025-02-28",
+            "text": "on 29 February this year",
+            "notice": "2025 has no 29 February: read as 28 February 2025.",
+        }
+
+
+async def test_when_did_i_last_says_its_list_is_by_date_and_other_lists_are_by_score(fake_ollama, vault, settings_for):
+    async with running_app(settings_for(vault)) as api:
+        latest = await api.search("when did I last run a long run?", now="2026-04-01")
+        assert latest["order"] == "latest" and latest["hits"]
+        plain = await api.search("long run pacing", now="2026-04-01")
+        assert plain["order"] is None
+        scores = [hit["score"] for hit in plain["hits"]]
+        assert scores == sorted(scores, reverse=True)

@@ -175,3 +175,150 @@ def test_ranges_are_described_as_the_plugin_and_cli_show_them():
     december = read_time("what did I write from December 2025 to February 2026?", MONDAY)
     assert december is not None and december.range is not None
     assert describe_range(december.range) == "Notes from 1 Dec 2025 – 28 Feb 2026"
+
+
+# -- days the calendar lacks, and any phrasing on any day --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "now", "day", "notice"),
+    [
+        ("what did I write on 29 February this year?", "2025-03-10", "2025-02-28", "2025 has no 29 February"),
+        ("February 29 this year", "2025-03-10", "2025-02-28", "2025 has no 29 February"),
+        ("29th Feb this year", "2025-02-28", "2025-02-28", "2025 has no 29 February"),
+        ("notes from 29 February 2025", "2026-01-01", "2025-02-28", "2025 has no 29 February"),
+        ("on 2025-02-29", "2026-01-01", "2025-02-28", "2025 has no 29 February"),
+        ("what happened on 31 April?", "2026-12-05", "2026-04-30", "There is no 31 April"),
+        ("what happened on 31 April?", "2026-04-10", "2025-04-30", "There is no 31 April"),
+        ("el 31 de abril", "2026-12-05", "2026-04-30", "There is no 31 April"),
+        # a 29 February that was: the last one, not an error
+        ("what did I write on 29 February?", "2026-12-05", "2024-02-29", None),
+        ("29 de febrero del año pasado", "2025-03-01", "2024-02-29", None),
+        ("29 de febrero del año pasado", "2024-02-29", "2023-02-28", "2023 has no 29 February"),
+        ("what did I write on 29 February?", "2100-03-01", "2096-02-29", None),
+    ],
+)
+def test_a_day_the_calendar_lacks_is_read_as_the_nearest_real_day_and_says_so(question, now, day, notice):
+    found = read_time(question, date.fromisoformat(now))
+    assert found is not None and found.range is not None
+    assert (found.range.start, found.range.end) == (date.fromisoformat(day), date.fromisoformat(day))
+    if notice is None:
+        assert found.range.notice is None
+    else:
+        assert found.range.notice is not None and found.range.notice.startswith(notice)
+        assert found.range.to_dict()["notice"] == found.range.notice
+
+
+def test_a_month_this_or_last_year_is_that_whole_month_in_that_year():
+    """'February last year' is read in that year, leap days and all (it used to shift this year's
+    February back a year, and crashed on 29 February)."""
+    found = read_time("in February last year", date(2025, 3, 10))
+    assert found is not None and found.range is not None
+    assert (found.range.start, found.range.end) == (date(2024, 2, 1), date(2024, 2, 29))
+    found = read_time("in February last year", date(2024, 2, 29))
+    assert found is not None and found.range is not None
+    assert (found.range.start, found.range.end) == (date(2023, 2, 1), date(2023, 2, 28))
+    found = read_time("the last week of February last year", date(2025, 3, 1))
+    assert found is not None and found.range is not None
+    assert (found.range.start, found.range.end) == (date(2024, 2, 23), date(2024, 2, 29))
+
+
+# Phrasings that name days, including days that do not exist in every year or in any, and the words
+# around them that change which year is meant.
+_DAYS = [
+    "29 February",
+    "February 29",
+    "29th Feb",
+    "31 April",
+    "30 February",
+    "31 November",
+    "1 March",
+    "2025-02-29",
+    "2024-02-29",
+    "2025-13-01",
+    "29 de febrero",
+    "31 de abril",
+    "0 March",
+    "32 May",
+    "March 31",
+]
+_LEADS = ["on", "since", "before", "after", "until", "in", "between 28 February and", "from 1 February to", "el", ""]
+_TAILS = ["", " this year", " last year", " 2025", ", 2024", " del año pasado", " de este año", " 2100"]
+_OTHERS = [
+    "last month",
+    "the week before last",
+    "the past 999 years",
+    "999 days ago",
+    "recently",
+    "in Q1 this year",
+    "the last week of February this year",
+    "end of February last year",
+    "between 2025 and 2023",
+    "from November to February",
+    "29-30 February",
+    "30-31 April 2025",
+    "el fin de semana pasado",
+    "hace 12 años",
+]
+
+
+def _phrasing():
+    from hypothesis import strategies as st
+
+    named_day = st.builds(
+        lambda lead, day, tail: f"what did I write {lead} {day}{tail}?",
+        st.sampled_from(_LEADS),
+        st.sampled_from(_DAYS),
+        st.sampled_from(_TAILS),
+    )
+    return st.one_of(named_day, st.sampled_from(_OTHERS).map(lambda words: f"what did I write {words}?"))
+
+
+def test_the_time_reader_never_raises_and_every_range_is_well_formed():
+    """Over phrasing x the day asked (leap years, 2100, the calendar's ends): a reading or none, never
+    an error; a range runs forwards, its words are in the question, and a shifted day says why."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    days = st.one_of(
+        st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 12, 31)),
+        st.sampled_from(
+            [
+                date(2025, 3, 10),
+                date(2024, 2, 29),
+                date(2100, 3, 1),
+                date(2000, 2, 29),
+                date.min,
+                date.max,
+                date(1, 12, 31),
+                date(9999, 1, 1),
+            ]
+        ),
+    )
+
+    @settings(max_examples=1500, deadline=None, derandomize=True)
+    @given(question=_phrasing(), today=days)
+    def check(question, today):
+        found = read_time(question, today)
+        if found is None or found.range is None:
+            return
+        start, end = found.range.start, found.range.end
+        if start is not None and end is not None:
+            assert start <= end, (question, today, found)
+        assert found.range.text and found.range.text.lower() in " ".join(question.split()).lower()
+        if found.range.notice is not None:
+            assert "no " in found.range.notice and "read as" in found.range.notice
+
+    check()
+
+
+def test_every_phrasing_of_the_sweep_reads_on_every_day_without_an_error():
+    """Every combination once (the property test above samples them)."""
+    days = [date(2025, 3, 10), date(2024, 2, 29), date(2100, 3, 1), date(2100, 1, 1), date(2026, 12, 5)]
+    questions = [f"what did I write {lead} {day}{tail}?" for lead in _LEADS for day in _DAYS for tail in _TAILS]
+    questions += [f"what did I write {words}?" for words in _OTHERS]
+    for today in days:
+        for question in questions:
+            found = read_time(question, today)
+            if found is not None and found.range is not None and found.range.start and found.range.end:
+                assert found.range.start <= found.range.end, (question, today)

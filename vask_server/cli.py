@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 # The database library takes seconds to import, so services are imported only by the commands that
 # need them: `vask index` with nothing changed, `vask token` and `--help` stay instant.
 
+INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
+
 COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
@@ -211,7 +213,9 @@ def _range_line(time_range: dict[str, Any] | None) -> str | None:
     described = describe_range(
         TimeRange(date.fromisoformat(start) if start else None, date.fromisoformat(end) if end else None, "")
     )
-    return f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
+    line = f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
+    # (a day the calendar lacks: the notice says which real day was read, before the colon's list)
+    return f"{time_range['notice']}\n{line}" if time_range.get("notice") else line
 
 
 def _scope_line(scope: dict[str, list[str]] | None) -> str | None:
@@ -227,21 +231,62 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(flags={k: ",".join(v) if isinstance(v, list) else v for k, v in flags.items()})
 
 
+# How many words may follow each command's name for it to be that command; more, and the words are a
+# question: `vask status` runs the command, `vask status of my tax return?` asks (docs/REFERENCE.md).
+_TOKEN_ACTIONS = ("add", "list", "revoke")
+
+
+def _is_command(name: str, words: list[str]) -> bool:
+    if name in ("ask", "search"):
+        return True  # (their words are the question: `vask search tax return` searches for "tax return")
+    if name in ("index", "status", "serve"):
+        return not words
+    if name == "token":
+        return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
+    if name == "eval":
+        return len(words) == 1
+    return False
+
+
+def _flags_taking_values() -> set[str]:
+    """Every flag of every command that is followed by a value (`--vault V`), read from the parser."""
+    flags: set[str] = set()
+    for action in build_parser()._actions:  # (argparse keeps its subcommands' parsers only here)
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for parser in action.choices.values():
+            for option in parser._actions:
+                if option.option_strings and option.nargs != 0:
+                    flags.update(option.option_strings)
+    return flags
+
+
 def normalise_argv(argv: Sequence[str]) -> list[str]:
-    """`vask "question"` (and `vask --vault V "question"`) → `vask ask ...`."""
+    """`vask "question"` (and `vask --vault V "question"`) → `vask ask ...`; a question whose first word
+    is a command's name is asked unless the words after it are that command's own (`_is_command`); the
+    command's name goes first, so flags may come before it."""
     args = list(argv)
-    takes_value = {spec.flag for spec in SETTINGS if spec.default is not False}
-    takes_value |= {"--folder", "--exclude-folder", "--tag", "--split", "--since", "--until", "--now"}
+    takes_value = _flags_taking_values()
+    words: list[str] = []  # the words that are not flags
+    first = 0  # where the first of them is
     position = 0
     while position < len(args):
         token = args[position]
         if token in ("-h", "--help", "--version"):
             return args
+        if token == "--":
+            return ["ask", *args]  # (`vask -- status of my tax return?`: what follows is a question)
         if token.startswith("-"):
             position += 2 if token in takes_value else 1
             continue
-        return args if token in COMMANDS else ["ask", *args]
-    return args
+        first = position if not words else first
+        words.append(token)
+        position += 1
+    if not words:
+        return args
+    if words[0] in COMMANDS and _is_command(words[0], words[1:]):
+        return [words[0], *args[:first], *args[first + 1 :]]  # (`vask --vault V status` as `vask status --vault V`)
+    return ["ask", *args]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,6 +310,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: said as one, with its own exit code, never a bare traceback
+        logging.getLogger("vask").debug("unexpected error", exc_info=True)
+        _print_error(
+            VaskError(
+                f"vask failed unexpectedly ({type(exc).__name__}: {exc}).",
+                "This is a bug in vask: run the command again with --log-level debug for the details, and report it.",
+            )
+        )
+        return INTERNAL_ERROR
 
 
 def _print_error(exc: VaskError) -> None:
@@ -446,7 +500,7 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     scope = result.scope.to_dict() if result.scope else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        payload = {"hits": hits, "mode": result.mode, "time_range": time_range, "scope": scope}
+        payload = {"hits": hits, "mode": result.mode, "time_range": time_range, "scope": scope, "order": result.order}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     if line := _scope_line(scope):
@@ -455,6 +509,8 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
         print(f"{line}:")
     if not result.hits:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
+    elif result.order:
+        print(f"The closest matches by date, {result.order} first; then the rest by score:")
     for n, hit in enumerate(result.hits, start=1):
         when = f"{written_on(hit)}, " if hit.date else ""
         print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)})")

@@ -88,7 +88,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def assert_well_formed(response: requests.Response) -> None:
+    """A 2xx, or a 4xx in the JSON error shape; an answer's stream (read to its end) is JSON lines
+    with no internal error in them: /v1/ask answers 200 before it knows how the answer ends."""
     assert response.status_code < 500, (response.status_code, response.text[:500])
+    if response.headers.get("Content-Type", "").startswith("application/x-ndjson"):
+        events = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+        assert events, "an answer's stream said nothing"
+        internal = [e for e in events if e.get("type") == "error" and e.get("code") == "internal"]
+        assert not internal, internal
+        assert events[-1].get("type") in ("done", "error"), events[-1]
     if response.status_code >= 400:
         body = response.json()
         assert set(body) == {"error"}, body
@@ -128,6 +136,8 @@ FIELDS = [
     "paths",
     "chat_model",
     "mode",
+    "now",
+    "read_time",
 ]
 
 
@@ -146,6 +156,32 @@ def test_wrong_types_and_odd_unicode_get_a_clean_4xx(served: Served, path: str, 
         assert_well_formed(response)
 
     run()
+    assert_still_up(served)
+
+
+# Days a question can name that the calendar has in some years or in none, and `now`s that decide which.
+TIME_QUESTIONS = [
+    "what did I write on 29 February this year?",
+    "February 29 this year",
+    "what happened on 31 April?",
+    "29 de febrero del año pasado",
+    "notes from 2025-02-29",
+    "between 29 February and 31 April",
+    "since 30 February last year",
+    "in February last year",
+    "the past 999 years",
+]
+NOWS = ["2025-03-10", "2100-03-01", "2024-02-29T23:30:00+01:00", "0001-01-01", "9999-12-31"]
+
+
+@pytest.mark.parametrize("now", NOWS)
+def test_questions_about_days_the_calendar_lacks_are_answered_on_any_day(served: Served, now: str) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    for question in TIME_QUESTIONS:
+        for path, body in (("/v1/search", {"query": question}), ("/v1/ask", {"question": question})):
+            response = requests.post(f"{served.url}{path}", json={**body, "now": now}, headers=headers, timeout=60)
+            assert response.status_code == 200, (question, now, response.text[:300])
+            assert_well_formed(response)
     assert_still_up(served)
 
 

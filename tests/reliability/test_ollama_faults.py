@@ -124,3 +124,27 @@ async def test_very_slow_responses_time_out_and_are_retried(switchable_ollama, s
     assert report.chunks_embedded > 0
     assert switchable_ollama.fake.slow_next == 0
     assert time.monotonic() - started < 10
+
+
+async def test_the_events_say_ollama_is_down_when_it_goes_down_with_nothing_to_sync(
+    switchable_ollama, vault, tmp_path, monkeypatch
+):
+    """`ollama.reachable` is what Ollama does now, not whether the last sync failed: an idle server
+    asks it when no request has for a while, and says so when it goes down and when it is back."""
+    import vask_server.services.live as live_module
+
+    monkeypatch.setattr(live_module, "OLLAMA_CHECK_EVERY", 0.3)
+    monkeypatch.setattr(live_module, "OLLAMA_CHECK_WHILE_DOWN", 0.2)
+    config = settings(vault, tmp_path / "index", switchable_ollama.url)
+    async with running_app(config, watch=False) as api:
+        await api.live.wait_idle(60)
+        assert api.live.snapshot()["ollama"] == {"reachable": True}
+        queue = api.live.subscribe()
+        switchable_ollama.stop()  # nothing changes in the vault: no sync will fail to say it
+        while (await asyncio.wait_for(queue.get(), 10))["ollama"]["reachable"] is not False:
+            pass
+        assert api.live.state == "idle" and api.live.last_error is None
+        switchable_ollama.start()
+        while (await asyncio.wait_for(queue.get(), 10))["ollama"]["reachable"] is not True:
+            pass
+        api.live.unsubscribe(queue)

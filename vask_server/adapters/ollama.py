@@ -12,6 +12,7 @@ import asyncio
 import logging
 import random
 import re
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -97,6 +98,14 @@ class OllamaGateway:
         self.backoff = backoff
         # https is verified against the system's CA store (or SSL_CERT_FILE, for a private CA)
         self._client = client or ollama.AsyncClient(host=host, timeout=timeout, headers=dict(headers or {}))
+        # What the last request to the host found (any caller's: a sync, a search, an answer, a
+        # probe): True when it answered, even with an error; False when it could not be reached;
+        # None before the first. `contacted` is when (time.monotonic()).
+        self.reachable: bool | None = None
+        self.contacted = 0.0
+
+    def _saw(self, reachable: bool) -> None:
+        self.reachable, self.contacted = reachable, time.monotonic()
 
     async def close(self) -> None:
         await self._client._client.aclose()
@@ -104,8 +113,9 @@ class OllamaGateway:
     async def _call(self, what: str, model: str, call: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(self.retries + 1):
             try:
-                return await call()
+                result = await call()
             except ollama.ResponseError as exc:
+                self._saw(True)  # (it answered)
                 if exc.status_code in _PROXY_REFUSED:
                     raise OllamaFailed(
                         f"{self.host} refused the Ollama {what} request (HTTP {exc.status_code}).",
@@ -124,8 +134,12 @@ class OllamaGateway:
                 # Refused connections mean "not running" far more often than "blip": give up sooner.
                 refused = isinstance(exc, ConnectionError | httpx.ConnectError | httpx.RemoteProtocolError)
                 if attempt >= (min(self.retries, 2) if refused else self.retries):
+                    self._saw(False)
                     raise OllamaUnavailable(self.host, _describe(exc)) from None
                 reason = type(exc).__name__
+            else:
+                self._saw(True)
+                return result
             delay = min(8.0, self.backoff * (2**attempt)) * (0.75 + random.random() / 2)
             log.warning("ollama %s failed (%s); retry %d/%d in %.1fs", what, reason, attempt + 1, self.retries, delay)
             await asyncio.sleep(delay)
@@ -166,6 +180,7 @@ class OllamaGateway:
         except ollama.ResponseError as exc:
             raise OllamaFailed(f"Ollama chat with '{model}' at {self.host} failed mid-answer: {exc.error}") from None
         except (ConnectionError, httpx.TransportError) as exc:
+            self._saw(False)
             raise OllamaUnavailable(self.host, _describe(exc)) from None
         finally:
             # Closing the stream closes the HTTP response, which is how Ollama learns to stop
@@ -179,7 +194,9 @@ class OllamaGateway:
         try:
             response = await asyncio.wait_for(self._client.list(), timeout)
         except (ConnectionError, httpx.TransportError, TimeoutError, ollama.ResponseError):
+            self._saw(False)
             return False, []
+        self._saw(True)
         available = {m.model for m in response.models if m.model}
         short = {name.removesuffix(":latest") for name in available}
         return True, [m for m in models if m not in available and m.removesuffix(":latest") not in short]

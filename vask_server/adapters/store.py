@@ -63,8 +63,10 @@ _ANN_MAX_PARTITIONS = 1_024
 # recall@50 follows (575,273 chunks, 70 partitions: 60 probed 0.93, 66 0.97, all 0.99). Probing all
 # of them scans only the 96-byte codes (14 ms against 2.5 s exact); the 8-bit codes used before were
 # four times larger, and probing 95% of them took 48 ms for 0.98.
-_ANN_PROBE_SHARE = 1.0  # of the partitions, at least `_ANN_MIN_PROBES`
-_ANN_MIN_PROBES = 20
+_ANN_PROBE_SHARE = 1.0  # of the partitions
+# What an index whose partitions are not known (named otherwise: replaced at the next sync) is
+# searched with meanwhile: LanceDB's own default.
+_ANN_UNKNOWN_INDEX_PROBES = 20
 # The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
 # from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
 # ~25). recall@50 (mean, worst of 100-200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
@@ -99,7 +101,7 @@ class AnnPlan:
 
 def ann_nprobes(partitions: int) -> int:
     """Partitions a search probes in an index of `partitions`."""
-    return min(partitions, max(_ANN_MIN_PROBES, round(partitions * _ANN_PROBE_SHARE)))
+    return min(partitions, max(1, round(partitions * _ANN_PROBE_SHARE)))
 
 
 def ann_refine(partitions: int | None) -> int:
@@ -686,7 +688,7 @@ class Store:
         name = f"chunks_{suffix}"
         if name in self._vector_index and (not where or approximate_filter):
             partitions = self._vector_index[name]
-            nprobes = ann_nprobes(partitions) if partitions is not None else _ANN_MIN_PROBES
+            nprobes = ann_nprobes(partitions) if partitions is not None else _ANN_UNKNOWN_INDEX_PROBES
             widened = query.where(where).maximum_nprobes(0).minimum_nprobes(nprobes) if where else None
             query = (widened or query.nprobes(nprobes)).refine_factor(ann_refine(partitions))
         elif where:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import calendar
 import functools
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -569,7 +568,3 @@ def chunk_dates(chunks: Sequence[Chunk], dates: NoteDates) -> list[DateSpan]:
             )
         )
     return out
-
-
-def options_json(options: DateOptions) -> str:
-    return json.dumps(options.fingerprint(), sort_keys=True)

@@ -16,6 +16,10 @@ RRF_K = 60
 _KEYWORD_QUERY_WORDS = 2
 _STANDOUT_RATIO = 1.5
 CONVEX_ALPHA = 0.9  # the cosine's share in convex fusion (0.88 to 0.92 scored alike: EVALUATION.md)
+# Added to the score of a passage the question names exactly (see fuse_convex), so that the score
+# alone ranks it first: every other passage scores at most 0.9 + 0.1 × 2 = 1.1, and such a passage's
+# own cosine and keyword share are hardly ever under 0.1.
+EXACT_LIFT = 1.0
 
 
 @dataclass(frozen=True)
@@ -260,25 +264,21 @@ def fuse_convex(
     every passage that is not exact. So does a passage holding the terms the question quotes
     ("what's the 'grey zone'?"): quoting is how a user names an exact term. So does a keyword
     match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
-    the embedding model does not know ("Litestream"), whose cosine is noise. Every row must carry
-    its cosine ("score" for vector rows, "similarity" for keyword rows)."""
+    the embedding model does not know ("Litestream"), whose cosine is noise. Those passages have
+    EXACT_LIFT added, so the score that ranks is the one a hit shows. Every row must carry its
+    cosine ("score" for vector rows, "similarity" for keyword rows)."""
     ranked = _merge(vector_rows, text_rows, query)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
     keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
-    first: set[str] = set()
+    standout = _standout_keyword_match(text_rows)
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
         if item.exact:
             keyword += 1.0
-            if keyword_style:
-                first.add(key)
-        if item.quoted:
-            first.add(key)
         item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
-    standout = _standout_keyword_match(text_rows)
-    if standout is not None:
-        first.add(standout)
-    return sorted(ranked.values(), key=lambda r: (r.row["id"] in first, r.fused), reverse=True)
+        if (item.exact and keyword_style) or item.quoted or key == standout:
+            item.fused += EXACT_LIFT
+    return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)
 
 
 def _standout_keyword_match(text_rows: Sequence[dict[str, Any]]) -> str | None:

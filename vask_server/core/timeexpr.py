@@ -31,13 +31,26 @@ class TimeRange:
     start: date | None  # None: from the beginning
     end: date | None  # None: up to now
     text: str  # the words understood, as written
+    # Said when the words name a day the calendar lacks ("31 April", "29 February 2025"): the
+    # nearest real day is searched, and this says so.
+    notice: str | None = None
 
     def to_dict(self) -> dict[str, str | None]:
         return {
             "from": self.start.isoformat() if self.start else None,
             "to": self.end.isoformat() if self.end else None,
             "text": self.text,
+            "notice": self.notice,
         }
+
+
+@dataclass(frozen=True)
+class _Span:
+    """What one atom of time resolves to."""
+
+    start: date
+    end: date
+    notice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +151,7 @@ _ATOMS: tuple[tuple[str, str], ...] = (
     (
         "relative_unit",
         r"(?:(?P<ru>last|past|previous|this|current)\s+(?P<ru_unit>week|month|year))"
-        r"|(?:the\s+(?P<bl_unit>week|month|year)\s+before\s+last)"
+        r"|(?:the\s+(?P<before_last_unit>week|month|year)\s+before\s+last)"
         r"|(?:(?:este|esta)\s+(?P<es_unit>mes|semana|año|ano))"
         r"|(?:(?:el|la)\s+(?P<es_unit2>mes|semana|año|ano)\s+(?P<es_past>pasad[oa]))",
     ),
@@ -242,7 +255,7 @@ def read_time(question: str, today: date) -> TimeQuery | None:
     if recent_match:
         if found is None:
             recent = True
-            found = TimeRange(today - timedelta(days=RECENT_DAYS), today, _words(recent_match[0]))
+            found = TimeRange(_days_before(today, RECENT_DAYS), today, _words(recent_match[0]))
         text = _cut(text, recent_match)
     order = None
     for name, regex in (("latest", _LATEST_RE), ("earliest", _EARLIEST_RE)):
@@ -273,14 +286,16 @@ def _find_range(question: str, today: date) -> tuple[TimeRange | None, str]:
             if atom is None:
                 continue
             op = " ".join(match["op"].lower().split())
+            words = _words(match[0])
             if op in ("since", "desde"):
-                found = TimeRange(atom[0], today, _words(match[0]))
+                found = TimeRange(atom.start, today, words, atom.notice)
             elif op in ("before", "antes de"):
-                found = TimeRange(None, atom[0] - timedelta(days=1), _words(match[0]))
+                found = TimeRange(None, _days_before(atom.start, 1), words, atom.notice)
             elif op in ("after", "después de", "despues de"):
-                found = TimeRange(atom[1] + timedelta(days=1), today, _words(match[0]))
+                after = _days_before(atom.end, -1)
+                found = TimeRange(after, max(after, today), words, atom.notice)
             else:  # until, up to, hasta
-                found = TimeRange(None, atom[1], _words(match[0]))
+                found = TimeRange(None, atom.end, words, atom.notice)
             text = _cut(text, match)
             break
     if found is None:
@@ -292,20 +307,20 @@ def _find_range(question: str, today: date) -> tuple[TimeRange | None, str]:
                     continue
                 if kind == "year" and (match["prep"] or "").lower() in ("el", "on"):
                     continue
+            year_word = _THIS_YEAR_RE.match(text, match.end())
+            if year_word and kind in _YEARLESS:
+                # "30 June this year", "in March last year": read in the year the words name
+                last_year = (year_word["which"] or "").lower() == "last" or bool(year_word["es"])
+                atom = _resolve_atom(match["x"], today, year=today.year - (1 if last_year else 0))
+                if atom is None:
+                    continue
+                found = TimeRange(atom.start, atom.end, _words(text[match.start() : year_word.end()]), atom.notice)
+                text = text[: match.start()] + " " + text[year_word.end() :]
+                break
             atom = _resolve_atom(match["x"], today)
             if atom is None:
                 continue
-            start, end = atom
-            year_word = _THIS_YEAR_RE.match(text, match.end())
-            if year_word and kind in ("day_month", "month_day", "month", "week_of", "part_of_month"):
-                # "30 June this year", "in March last year": the year the words name
-                last_year = (year_word["which"] or "").lower() == "last" or bool(year_word["es"])
-                shift = today.year - (1 if last_year else 0) - start.year
-                start, end = start.replace(year=start.year + shift), end.replace(year=end.year + shift)
-                found = TimeRange(start, end, _words(text[match.start() : year_word.end()]))
-                text = text[: match.start()] + " " + text[year_word.end() :]
-                break
-            found = TimeRange(start, end, _words(match[0]))
+            found = TimeRange(atom.start, atom.end, _words(match[0]), atom.notice)
             text = _cut(text, match)
             break
     return found, text
@@ -317,23 +332,29 @@ def _between(match: re.Match[str], today: date) -> TimeRange | None:
     last = _resolve_atom(match["b"] or match["d"], today)
     if not (first and last):
         return None
-    start, end = first[0], last[1]
+    start, end = first.start, last.end
     if end < start:
-        start = start - relativedelta(years=1)
-    return TimeRange(start, end, _words(match[0]))
+        try:
+            start = start - relativedelta(years=1)
+        except ValueError:  # (before the calendar's first year)
+            return None
+        if end < start:  # "between 2025 and 2023": as the words come, no range
+            return None
+    return TimeRange(start, end, _words(match[0]), first.notice or last.notice)
 
 
 def _day_range(m: re.Match[str], today: date) -> TimeRange | None:
     month = _month_number(_s(m, "m", "m2"))
     first, last = (int(re.sub(r"\D", "", _s(m, k))) for k in (("d1", "d2") if _g(m, "d1") else ("d3", "d4")))
     year_text = _g(m, "y") or _g(m, "y2")
-    if not (_valid(2000, month, first) and _valid(2000, month, last)) or last < first:
+    if not (1 <= first <= last <= 31):
         return None
-    year = int(year_text) if year_text else _latest_day(month, first, today).year
     try:
-        return TimeRange(date(year, month, first), date(year, month, last), _words(m[0]))
-    except ValueError:
+        start = _real_day(int(year_text), month, first) if year_text else _latest_day(month, first, today)
+        end = _real_day(start.start.year, month, last)
+    except (ValueError, OverflowError):
         return None
+    return TimeRange(start.start, max(start.start, end.start), _words(m[0]), start.notice or end.notice)
 
 
 def _atom_kind(text: str) -> str | None:
@@ -343,16 +364,20 @@ def _atom_kind(text: str) -> str | None:
     return None
 
 
-def _resolve_atom(text: str, today: date) -> tuple[date, date] | None:
+def _resolve_atom(text: str, today: date, year: int | None = None) -> _Span | None:
+    """The span an atom names, resolved against `today`; `year`: the year "this year" or "last year"
+    after it names, for an atom that names none itself. None when the words name no real time (a
+    year before the calendar's first, a week that does not exist)."""
     text = " ".join(text.split())
     for name, regex in _ATOM_RES:
         match = regex.match(text)
         if match is None:
             continue
         try:
-            return _RESOLVERS[name](match, today)
-        except (ValueError, KeyError):
+            span = _RESOLVERS[name](match, today, year)
+        except (ValueError, KeyError, OverflowError):
             return None
+        return span if span.start <= span.end else None
     return None
 
 
@@ -370,11 +395,26 @@ def _latest_month(month: int, today: date) -> int:
     return today.year if month <= today.month else today.year - 1
 
 
-def _latest_day(month: int, day: int, today: date) -> date:
-    this_year = date(today.year, month, day) if _valid(today.year, month, day) else None
-    if this_year is not None and this_year <= today:
-        return this_year
-    return date(today.year - 1, month, day)
+def _latest_day(month: int, day: int, today: date) -> _Span:
+    """The most recent `day` of `month` up to `today`: "29 February" is the last one there was; a day
+    no such month has ("31 April") is the month's last day, with a notice."""
+    if day > month_span(2000, month)[1].day:  # (2000: a leap year, so every month at its longest)
+        last = month_span(today.year, month)[1]
+        return _real_day(today.year if last <= today else today.year - 1, month, day)
+    for year in range(today.year, max(today.year - 9, 0), -1):  # (29 February: within 8 years)
+        if _valid(year, month, day) and date(year, month, day) <= today:
+            return _Span(date(year, month, day), date(year, month, day))
+    raise ValueError(f"no {day} of month {month} before {today}")
+
+
+def _real_day(year: int, month: int, day: int) -> _Span:
+    """That day, or the last day of that month when it has no such day, saying so."""
+    last = month_span(year, month)[1]
+    if day <= last.day:
+        return _Span(date(year, month, day), date(year, month, day))
+    named = f"{day} {last.strftime('%B')}"
+    lacks = f"{year} has no {named}" if month == 2 and day == 29 else f"There is no {named}"
+    return _Span(last, last, f"{lacks}: read as {last.day} {last.strftime('%B')} {year}.")
 
 
 def _valid(year: int, month: int, day: int) -> bool:
@@ -385,8 +425,16 @@ def _valid(year: int, month: int, day: int) -> bool:
     return True
 
 
-def _day_span(day: date) -> tuple[date, date]:
-    return day, day
+def _days_before(day: date, days: int) -> date:
+    """`day` less `days` days, held within the calendar (a `now` near year 1 or 9999 does not crash)."""
+    try:
+        return day - timedelta(days=days)
+    except OverflowError:
+        return date.min if days > 0 else date.max
+
+
+def _day_span(day: date) -> _Span:
+    return _Span(day, day)
 
 
 def _week_of(day: date) -> tuple[date, date]:
@@ -413,65 +461,76 @@ def _s(m: re.Match[str], *names: str) -> str:
     raise KeyError(names[0])
 
 
-def _r_iso(m: re.Match[str], today: date) -> tuple[date, date]:
-    return _day_span(date.fromisoformat(_s(m, "iso")))
+# Each resolver: (the atom's match, today, the year "this/last year" names or None) -> its span.
+# Only the atoms in _YEARLESS read that year; the others name their own, or none.
 
 
-def _r_day_month(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_iso(m: re.Match[str], today: date, year: int | None) -> _Span:
+    y, month, day = (int(part) for part in _s(m, "iso").split("-"))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        raise ValueError(f"not a date: {_s(m, 'iso')}")
+    return _real_day(y, month, day)
+
+
+def _r_day_month(m: re.Match[str], today: date, year: int | None) -> _Span:
     day, month = int(re.sub(r"\D", "", _s(m, "d1", "d2"))), _month_number(_s(m, "m1", "m2"))
-    year = _g(m, "y1") or _g(m, "y2")
-    return _day_span(date(int(year), month, day) if year else _latest_day(month, day, today))
+    if not 1 <= day <= 31:
+        raise ValueError(f"no day {day}")
+    named = _g(m, "y1") or _g(m, "y2")
+    if named:
+        year = int(named)
+    return _real_day(year, month, day) if year is not None else _latest_day(month, day, today)
 
 
-def _r_week_of(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_week_of(m: re.Match[str], today: date, year: int | None) -> _Span:
     month = _month_number(_s(m, "m3"))
-    year = int(_s(m, "y3")) if _g(m, "y3") else _latest_month(month, today)
+    year = int(_s(m, "y3")) if _g(m, "y3") else year if year is not None else _latest_month(month, today)
     first, last = month_span(year, month)
     which = _ORDINAL_WEEK[_s(m, "wk").lower()]
     if which < 0:
-        return last - timedelta(days=6), last
+        return _Span(last - timedelta(days=6), last)
     start = first + timedelta(days=7 * (which - 1))
-    return start, min(last, start + timedelta(days=6))
+    return _Span(start, min(last, start + timedelta(days=6)))
 
 
-def _r_part_of_month(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_part_of_month(m: re.Match[str], today: date, year: int | None) -> _Span:
     month = _month_number(_s(m, "m4"))
-    year = int(_s(m, "y4")) if _g(m, "y4") else _latest_month(month, today)
+    year = int(_s(m, "y4")) if _g(m, "y4") else year if year is not None else _latest_month(month, today)
     first, last = month_span(year, month)
     part = " ".join(_s(m, "part").lower().split())
     if part in ("early", "beginning of", "the beginning of", "start of", "the start of", "principios de"):
-        return first, first + timedelta(days=9)
+        return _Span(first, first + timedelta(days=9))
     if part in ("mid", "middle of", "the middle of", "mediados de"):
-        return first + timedelta(days=10), first + timedelta(days=19)
-    return first + timedelta(days=20), last
+        return _Span(first + timedelta(days=10), first + timedelta(days=19))
+    return _Span(first + timedelta(days=20), last)
 
 
-def _r_month_year(m: re.Match[str], today: date) -> tuple[date, date]:
-    return month_span(int(_s(m, "y5")), _month_number(_s(m, "m5")))
+def _r_month_year(m: re.Match[str], today: date, year: int | None) -> _Span:
+    return _Span(*month_span(int(_s(m, "y5")), _month_number(_s(m, "m5"))))
 
 
-def _r_quarter(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_quarter(m: re.Match[str], today: date, year: int | None) -> _Span:
     quarter = int(_s(m, "q1")) if _g(m, "q1") else _QUARTER_WORDS[_s(m, "q2").lower()]
     if _g(m, "y6"):
-        return _quarter_span(int(_s(m, "y6")), quarter)
-    year = today.year if 3 * (quarter - 1) + 1 <= today.month else today.year - 1
-    return _quarter_span(year, quarter)
+        return _Span(*_quarter_span(int(_s(m, "y6")), quarter))
+    latest = today.year if 3 * (quarter - 1) + 1 <= today.month else today.year - 1
+    return _Span(*_quarter_span(latest, quarter))
 
 
-def _r_relative_quarter(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_relative_quarter(m: re.Match[str], today: date, year: int | None) -> _Span:
     current = (today.month - 1) // 3 + 1
     if _s(m, "rq").lower() in ("this", "current"):
-        return _quarter_span(today.year, current)[0], today
+        return _Span(_quarter_span(today.year, current)[0], today)
     previous = today - relativedelta(months=3)
-    return _quarter_span(previous.year, (previous.month - 1) // 3 + 1)
+    return _Span(*_quarter_span(previous.year, (previous.month - 1) // 3 + 1))
 
 
-def _r_relative_unit(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_relative_unit(m: re.Match[str], today: date, year: int | None) -> _Span:
     if _g(m, "es_unit") or _g(m, "es_unit2"):
         unit = {"mes": "month", "semana": "week", "año": "year", "ano": "year"}[_s(m, "es_unit", "es_unit2").lower()]
         back = 1 if _g(m, "es_past") else 0
-    elif _g(m, "bl_unit"):
-        unit, back = _s(m, "bl_unit").lower(), 2
+    elif _g(m, "before_last_unit"):
+        unit, back = _s(m, "before_last_unit").lower(), 2
     else:
         unit, back = _s(m, "ru_unit").lower(), 0 if _s(m, "ru").lower() in ("this", "current") else 1
     if unit == "week":
@@ -481,25 +540,25 @@ def _r_relative_unit(m: re.Match[str], today: date) -> tuple[date, date]:
         start, end = month_span(shifted.year, shifted.month)
     else:
         start, end = date(today.year - back, 1, 1), date(today.year - back, 12, 31)
-    return start, (today if back == 0 else end)
+    return _Span(start, today if back == 0 else end)
 
 
-def _r_weekend(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_weekend(m: re.Match[str], today: date, year: int | None) -> _Span:
     word = (_g(m, "we") or "").lower()
     if today.weekday() >= 5 and word in ("this", "the", "past") and not _g(m, "we_es"):
         saturday = today - timedelta(days=today.weekday() - 5)
-        return saturday, today
+        return _Span(saturday, today)
     saturday = today - timedelta(days=today.weekday() + 2)  # the Saturday before this week began
-    return saturday, saturday + timedelta(days=1)
+    return _Span(saturday, saturday + timedelta(days=1))
 
 
-def _r_weekday(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_weekday(m: re.Match[str], today: date, year: int | None) -> _Span:
     weekday = _WEEKDAYS[(_s(m, "wd1", "wd2")).lower()]
     back = (today.weekday() - weekday) % 7 or 7
     return _day_span(today - timedelta(days=back))
 
 
-def _r_day_word(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_day_word(m: re.Match[str], today: date, year: int | None) -> _Span:
     word = " ".join(_s(m, "dw").lower().split())
     back = {"yesterday": 1, "ayer": 1, "the day before yesterday": 2, "anteayer": 2, "antes de ayer": 2}.get(word, 0)
     return _day_span(today - timedelta(days=back))
@@ -513,7 +572,7 @@ def _unit(text: str) -> str:
     return "year"
 
 
-def _r_ago(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_ago(m: re.Match[str], today: date, year: int | None) -> _Span:
     if _g(m, "ago_n"):
         count, unit = _count(_s(m, "ago_n")), _unit(_s(m, "ago_unit"))
     else:
@@ -521,14 +580,14 @@ def _r_ago(m: re.Match[str], today: date) -> tuple[date, date]:
     if unit == "day":
         return _day_span(today - timedelta(days=count))
     if unit == "week":
-        return _week_of(today - timedelta(weeks=count))
+        return _Span(*_week_of(today - timedelta(weeks=count)))
     if unit == "month":
         shifted = today - relativedelta(months=count)
-        return month_span(shifted.year, shifted.month)
-    return date(today.year - count, 1, 1), date(today.year - count, 12, 31)
+        return _Span(*month_span(shifted.year, shifted.month))
+    return _Span(date(today.year - count, 1, 1), date(today.year - count, 12, 31))
 
 
-def _r_past_n(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_past_n(m: re.Match[str], today: date, year: int | None) -> _Span:
     if _g(m, "pn_bare"):  # "the past weeks": a few of them
         count, unit = 3, _unit(_s(m, "pn_bare"))
     elif _g(m, "pn"):
@@ -541,18 +600,21 @@ def _r_past_n(m: re.Match[str], today: date) -> tuple[date, date]:
         "month": relativedelta(months=count),
         "year": relativedelta(years=count),
     }[unit]
-    return today - delta, today
+    return _Span(today - delta, today)
 
 
-def _r_month(m: re.Match[str], today: date) -> tuple[date, date]:
+def _r_month(m: re.Match[str], today: date, year: int | None) -> _Span:
     month = _month_number(_s(m, "m6"))
-    return month_span(_latest_month(month, today), month)
+    return _Span(*month_span(year if year is not None else _latest_month(month, today), month))
 
 
-def _r_year(m: re.Match[str], today: date) -> tuple[date, date]:
-    year = int(_s(m, "y7"))
-    return date(year, 1, 1), date(year, 12, 31)
+def _r_year(m: re.Match[str], today: date, year: int | None) -> _Span:
+    named = int(_s(m, "y7"))
+    return _Span(date(named, 1, 1), date(named, 12, 31))
 
+
+# The atoms that name no year of their own, so "this year" / "last year" after them says which
+_YEARLESS = ("day_month", "month_day", "month", "week_of", "part_of_month")
 
 _RESOLVERS = {
     "iso": _r_iso,

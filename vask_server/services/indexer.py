@@ -472,13 +472,13 @@ class Indexer:
                     continue
                 item.note, item.chunks = self._chunked(note)
             except Exception as exc:  # a parser bug must cost the note its structure, not its text
-                log.exception("could not parse %s", path)
-                problem = f"could not parse: {type(exc).__name__}: {exc}"
-                if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out)
+                if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out, unlogged)
                     item.status, item.reason = "excluded", opt_out_rule()
                     item.was_indexed = path in manifest
                     out.append(item)
                     continue
+                log.exception("could not parse %s", path)
+                problem = f"could not parse: {type(exc).__name__}: {exc}"
                 try:
                     warning = f"{path}: {problem}; indexed as plain text, without its headings, links and tags"
                     item.note, item.chunks = self._chunked(plain_note(path, text, warning))

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from vask_server.adapters.watcher import RESCAN, Debouncer
-from vask_server.errors import OllamaUnavailable, VaskError
+from vask_server.errors import VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.indexer import SyncReport
 
@@ -31,11 +31,25 @@ _NOTIFY_PUBLISH_EVERY = 0.05
 # ~55 s at 100,000 notes, and LanceDB reports nothing from inside them), subscribers hear how long it
 # has been in the step this often, so a client can show that it moves.
 _STAGE_TICK_EVERY = 1.0
+# `ollama.reachable` is what the last request to Ollama found, by any caller; when nothing has asked it
+# for this long, the server asks it itself (a quick list of its models): sooner while it is down, to
+# say when it is back.
+OLLAMA_CHECK_EVERY = 30.0
+OLLAMA_CHECK_WHILE_DOWN = 5.0
 
 
 class LiveIndex:
-    def __init__(self, services: Services, *, debounce: float = 0.25, stage_tick: float = _STAGE_TICK_EVERY) -> None:
+    def __init__(
+        self,
+        services: Services,
+        *,
+        debounce: float = 0.25,
+        stage_tick: float = _STAGE_TICK_EVERY,
+        ollama_check: tuple[float, float] | None = None,  # (every, while down): the module's by default
+    ) -> None:
         self.services = services
+        self._ollama_check = ollama_check or (OLLAMA_CHECK_EVERY, OLLAMA_CHECK_WHILE_DOWN)
+        self._ollama_task: asyncio.Task[None] | None = None
         self._stage_tick = stage_tick
         self._stage_handle: asyncio.TimerHandle | None = None
         self._stage_started: float | None = None
@@ -98,6 +112,7 @@ class LiveIndex:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="vask-live-index")
+        self._ollama_task = asyncio.create_task(self._watch_ollama(), name="vask-ollama-check")
         if self.services.store.read_meta().active:
             # An index from an earlier run: what the first search needs is read while the start-up
             # sync scans the vault, so that a search right after it does not wait for it.
@@ -108,7 +123,7 @@ class LiveIndex:
         for handle in (self._retry_handle, self._publish_handle, self._stage_handle):
             if handle is not None:
                 handle.cancel()
-        for task in (self._task, self._warm):
+        for task in (self._task, self._warm, self._ollama_task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -126,6 +141,21 @@ class LiveIndex:
                 continue
             self._full_requested, self._queued = False, set()
             await self._sync(full, paths)
+
+    async def _watch_ollama(self) -> None:
+        """Keeps `ollama.reachable` true to what Ollama does now: asks it when no request has for a
+        while, and tells subscribers when the answer changes (from any caller's request)."""
+        gateway = self.services.gateway
+        every, while_down = self._ollama_check
+        told: bool | None = None
+        while True:
+            stale = time.monotonic() - gateway.contacted >= (while_down if gateway.reachable is False else every)
+            if gateway.reachable is None or stale:
+                await gateway.probe([])
+            if gateway.reachable != told:
+                told = gateway.reachable
+                self._publish()
+            await asyncio.sleep(min(1.0, while_down))
 
     async def _sync(self, full: bool, paths: set[str]) -> None:
         self.state = "indexing"
@@ -228,7 +258,8 @@ class LiveIndex:
             "stage_seconds": self.stage_seconds,
             "failed": len(self.counts.get("failed", [])),  # (files, as `vask status` lists them)
             "skipped": len(self.counts.get("skipped", [])),
-            "ollama": {"reachable": not isinstance(error, OllamaUnavailable)},
+            # (None only before the first request or check, in the first moments of a start)
+            "ollama": {"reachable": self.services.gateway.reachable},
             **({"message": error.message, "hint": error.hint, "code": error.code} if error else {}),
         }
 

@@ -101,6 +101,8 @@ class SearchResult:
         None  # what was searched: the question without its time words (and a follow-up's previous question)
     )
     scope: Scope | None = None  # the notes, tags and folders the question limited the search to
+    # "latest"/"earliest" ("when did I last…"): the closest hits are by date, not by score
+    order: str | None = None
 
 
 @dataclass(frozen=True)
@@ -248,13 +250,16 @@ class Searcher:
                 break
             # "recently" found nothing in the last 30 days: look further back, and say how far
             span = (time_range.end - time_range.start).days * 3
-            time_range = TimeRange(time_range.end - timedelta(days=span), time_range.end, time_range.text)
+            if span >= (time_range.end - date.min).days:
+                break  # (a `now` near the calendar's first year: nothing further back)
+            time_range = replace(time_range, start=time_range.end - timedelta(days=span))
             wider = replace(understood.filters, date_from=time_range.start)
             result = await self.search(
                 understood.text, top_k=top_k, min_similarity=min_similarity, filters=wider, config=config
             )
         if understood.order is not None:
             result.hits = order_by_date(result.hits, latest=understood.order == "latest")
+            result.order = understood.order
         result.time_range = time_range
         result.query = understood.text
         result.scope = understood.scope
@@ -462,14 +467,15 @@ def order_by_date(hits: list[Hit], *, latest: bool) -> list[Hit]:
 
 
 def _score_scale(config: RetrievalConfig) -> Callable[[Ranked], float]:
-    """The 0–1 score a hit shows: the cosine, the convex score, or reciprocal ranks as a share of
-    the best possible (first in both lists)."""
+    """The score a hit shows, the one that ranked it: the cosine, the convex score (above 1 for the
+    exact matches it ranks first), or reciprocal ranks as a share of the best possible (first in
+    both lists)."""
     if config.mode != "hybrid":
         return lambda item: item.similarity or 0.0
     if config.fusion == "convex":
-        return lambda item: max(0.0, min(1.0, item.fused))  # (an exact match can pass 1)
+        return lambda item: item.fused
     best_possible = 2.0 / (RRF_K + 1)
-    return lambda item: min(1.0, item.fused / best_possible)
+    return lambda item: item.fused / best_possible
 
 
 def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ranked], float]) -> list[Hit]:

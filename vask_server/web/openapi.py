@@ -162,6 +162,13 @@ _SCHEMAS: dict[str, Any] = {
             "from": {**_DATE_OR_NULL, "description": "null: from the beginning"},
             "to": {**_DATE_OR_NULL, "description": "null: up to now"},
             "text": {"type": "string", "description": "the words understood, e.g. 'last month'; '' from filters"},
+            "notice": {
+                "type": ["string", "null"],
+                "description": (
+                    "set when the words name a day the calendar lacks ('31 April', '29 February 2025'): "
+                    "the nearest real day was read instead, and this says so"
+                ),
+            },
         },
     },
     "Scope": {
@@ -262,6 +269,14 @@ _SCHEMAS: dict[str, Any] = {
             "notice": {"type": "string"},
             "time_range": {"$ref": "#/components/schemas/TimeRange"},
             "scope": {"$ref": "#/components/schemas/Scope"},
+            "order": {
+                "type": ["string", "null"],
+                "enum": ["latest", "earliest", None],
+                "description": (
+                    "set for 'when did I last/first…' questions: the closest matches are listed by date, latest "
+                    "or earliest first, then the rest by score; null: the hits are in the order of their scores"
+                ),
+            },
         },
     },
     "AskRequest": {

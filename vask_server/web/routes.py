@@ -144,6 +144,7 @@ async def search(request: web.Request) -> web.Response:
         "mode": result.mode,
         "time_range": result.time_range.to_dict() if result.time_range else None,
         "scope": result.scope.to_dict() if result.scope else None,
+        "order": result.order,
     }
     if result.notice:
         payload["notice"] = result.notice

@@ -80,7 +80,8 @@ export function toTimeRange(value: unknown): TimeRange | null {
 	const from = typeof v.from === 'string' ? v.from : null;
 	const to = typeof v.to === 'string' ? v.to : null;
 	if (from === null && to === null) return null;
-	return { from, to, text: typeof v.text === 'string' ? v.text : '' };
+	const notice = typeof v.notice === 'string' && v.notice ? v.notice : null;
+	return { from, to, text: typeof v.text === 'string' ? v.text : '', notice };
 }
 
 /**

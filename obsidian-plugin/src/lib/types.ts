@@ -116,6 +116,8 @@ export interface TimeRange {
 	to: string | null;
 	/** The words understood, as written ("last month"); "" when the range came from explicit filters. */
 	text: string;
+	/** Set when the words name a day the calendar lacks ("31 April"): the nearest real day was read instead. */
+	notice?: string | null;
 }
 
 /** A retrieved passage, numbered in rank order. */

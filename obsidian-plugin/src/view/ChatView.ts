@@ -561,7 +561,7 @@ export class ChatView extends ItemView {
 			const meta = head.createDiv({ cls: 'vask-source-meta' });
 			this.renderSourceDate(s, meta);
 			if (typeof s.score === 'number') {
-				meta.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Relevance (0–1)' } });
+				meta.createSpan({ cls: 'vask-source-score', text: s.score.toFixed(2), attr: { 'aria-label': 'Score that ranked this source (above 1: it holds the exact words asked)' } });
 			}
 			// A PDF passage: its page ("p. 3", which the link opens) in place of the "Page 3" heading.
 			const page = pageLabel(s);
@@ -584,6 +584,7 @@ export class ChatView extends ItemView {
 			label.setAttr('aria-label', `Read from your question: “${words}”`);
 			textEl.createDiv({ cls: 'vask-time-range-words', text: `“${words}”` });
 		}
+		if (range.notice) textEl.createDiv({ cls: 'vask-time-range-notice', text: range.notice });
 		const all = chip.createEl('button', {
 			cls: 'vask-time-range-all',
 			text: 'Search all dates',

@@ -121,7 +121,7 @@ describe('ChatSession', () => {
 		const { assistant } = s.ask('What did I write about running in February?');
 		expect(assistant.timeRange).toBeNull();
 		expect(assistant.readTime).toBe(true);
-		const feb = { from: '2026-02-01', to: '2026-02-28', text: 'in February' };
+		const feb = { from: '2026-02-01', to: '2026-02-28', text: 'in February', notice: null };
 		s.apply(assistant, { type: 'sources', sources: [src], time_range: feb });
 		expect(assistant.timeRange).toEqual(feb);
 		s.apply(assistant, { type: 'done', answer: 'x', citations: [], sources: [src], declined: false, time_range: feb });

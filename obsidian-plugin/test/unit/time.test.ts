@@ -72,17 +72,24 @@ describe('describeRange (the chip, worded as the server\'s describe_range)', () 
 
 describe('toTimeRange', () => {
 	it('keeps a range with at least one end; null otherwise', () => {
-		expect(toTimeRange({ from: '2026-02-01', to: '2026-02-28', text: 'in February' })).toEqual({
+		expect(toTimeRange({ from: '2026-02-01', to: '2026-02-28', text: 'in February', notice: null })).toEqual({
 			from: '2026-02-01',
 			to: '2026-02-28',
 			text: 'in February',
+			notice: null,
 		});
-		expect(toTimeRange({ from: null, to: '2026-03-31', text: '' })).toEqual({ from: null, to: '2026-03-31', text: '' });
-		expect(toTimeRange({ from: '2026-02-01' })).toEqual({ from: '2026-02-01', to: null, text: '' });
+		expect(toTimeRange({ from: null, to: '2026-03-31', text: '' })).toEqual({ from: null, to: '2026-03-31', text: '', notice: null });
+		expect(toTimeRange({ from: '2026-02-01' })).toEqual({ from: '2026-02-01', to: null, text: '', notice: null });
 		expect(toTimeRange(null)).toBeNull();
 		expect(toTimeRange(undefined)).toBeNull();
 		expect(toTimeRange({ from: null, to: null, text: 'x' })).toBeNull();
 		expect(toTimeRange('last month')).toBeNull();
+	});
+
+	it('keeps the notice of a day the calendar lacks, and nothing that is not a string', () => {
+		const notice = 'There is no 31 April: read as 30 April 2026.';
+		expect(toTimeRange({ from: '2026-04-30', to: '2026-04-30', text: 'on 31 April', notice })?.notice).toBe(notice);
+		expect(toTimeRange({ from: '2026-04-30', to: '2026-04-30', text: 'x', notice: 7 })?.notice).toBeNull();
 	});
 });
 
