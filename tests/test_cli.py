@@ -173,8 +173,20 @@ def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path)
     code, out, _ = run(capsys, "eval", str(questions), "--vault", str(vault), "--compare", "--json")
     assert code == 0
     reports = {r["config"]: r for r in json.loads(out)["reports"]}
-    assert list(reports) == ["baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline"]
+    assert list(reports) == [
+        "baseline",
+        "vector",
+        "hybrid",
+        "hybrid-depth10",
+        "hybrid-rrf",
+        "hybrid+graph",
+        "hybrid-question-decline",
+    ]
     assert reports["baseline"]["settings"]["seed_index"] is True
+    # what `vask ask` does: the user's top-k, two passages of a note at most; depth10 is labelled apart
+    assert reports["hybrid"]["settings"]["top_k"] == 6 and reports["hybrid"]["settings"]["retrieval"]["per_note"] == 2
+    assert reports["hybrid-depth10"]["settings"]["top_k"] == 10
+    assert reports["hybrid-depth10"]["settings"]["retrieval"]["per_note"] == 1
     for rep in reports.values():
         overall = rep["overall"]
         assert overall["count"] == 1 and overall["absent"] == 1

@@ -23,6 +23,10 @@ from vask_server.core.links import LinkResolver
 from vask_server.core.models import Hit
 from vask_server.core.paged import document_title, paged_chunks, paged_note
 from vask_server.services.context import index_status, open_services
+from vask_server.services.search import RetrievalConfig
+
+# A search that declines nothing (a fixed line at cosine 0): what a test of what is indexed looks through.
+EVERYTHING = RetrievalConfig(decline="fixed")
 
 
 def count_pdf_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -340,9 +344,9 @@ async def test_exclusions_and_the_type_settings_keep_files_out_and_remove_them_o
     await sync(excluded)
     async with open_services(excluded) as services:
         status = await index_status(services)
-        assert (await services.searcher.search("flonkwise", top_k=5, min_similarity=0.0)).hits[0].path != (
-            "Docs/Handbook.pdf"
-        )
+        # (every passage that comes near, declined or not: the excluded PDF is none of them)
+        hits = (await services.searcher.search("flonkwise", top_k=5, min_similarity=0.0, config=EVERYTHING)).hits
+        assert hits and all(hit.path != "Docs/Handbook.pdf" for hit in hits)
     assert reads == [] and status["excluded"] == {"VASK_EXCLUDE Docs/**": 1} and status["notes"] == 4
 
     await sync(settings_for(small_vault))
@@ -352,6 +356,6 @@ async def test_exclusions_and_the_type_settings_keep_files_out_and_remove_them_o
     assert report.deleted == 2
     async with open_services(off) as services:
         status = await index_status(services)
-        result = await services.searcher.search("flonkwise zorbling", top_k=9, min_similarity=0.0)
+        result = await services.searcher.search("flonkwise zorbling", top_k=9, min_similarity=0.0, config=EVERYTHING)
         paths = {h.path for h in result.hits}
-    assert status["notes"] == 3 and not paths & {"Docs/Handbook.pdf", "Boards/Roadmap.canvas"}
+    assert status["notes"] == 3 and paths and not paths & {"Docs/Handbook.pdf", "Boards/Roadmap.canvas"}

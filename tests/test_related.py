@@ -14,7 +14,7 @@ import pytest
 from tests.web_helpers import Api, running_app
 from vask_server.adapters.store import Store, vector_matrix
 from vask_server.core.retrieve import sql_string
-from vask_server.services import indexer
+from vask_server.services import connections, indexer
 from vask_server.services.search import ActiveIndex, Searcher
 from vask_server.web.keys import SERVICES
 
@@ -91,7 +91,8 @@ async def test_an_added_link_is_related_after_the_sync_even_within_the_same_seco
 
 
 async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str, top_k: int) -> list[dict[str, Any]]:
-    """/v1/related as it was computed before the graph was kept: from every note's manifest row."""
+    """/v1/related computed by brute force from every row and every note's manifest links: each other
+    note scores its passage closest to any of the note's passages, + 0.15 when the two are linked."""
     manifest = await store.manifest(index.suffix)
     record = manifest[path]
     outgoing = {link.get("resolved") for link in json.loads(record.links or "[]")} - {None, path}
@@ -100,22 +101,41 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
         for other in manifest.values()
         if other.path != path and any(link.get("resolved") == path for link in json.loads(other.links or "[]"))
     }
+    rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "vector"], where="kind = 'chunk'")
+    paths, ids = rows["path"].to_pylist(), rows["id"].to_pylist()
+    vectors = vector_matrix(rows["vector"], index.dimension)
+    own = vectors[[i for i, p in enumerate(paths) if p == path]]
+    if len(own) > connections._SEED_PASSAGES:  # a long note: that many of its passages, spread over it
+        own = own[np.linspace(0, len(own) - 1, connections._SEED_PASSAGES).round().astype(int)]
     scores: dict[str, float] = {}
-    reasons: dict[str, str] = {}
-    own = await store.all_chunk_rows(index.suffix, index.dimension, ["vector"], where=f"path = {sql_string(path)}")
-    if own.num_rows:
-        centroid = vector_matrix(own["vector"], index.dimension).mean(axis=0)
-        centroid = centroid / (float(np.linalg.norm(centroid)) or 1.0)
-        where = f"path != {sql_string(path)}"
-        for row in await store.vector_search(index.suffix, index.dimension, centroid, 60, where=where):
-            if row["path"] not in scores:
-                scores[row["path"]] = float(row["score"])
-                reasons[row["path"]] = "similar"
-    for other in sorted(outgoing | incoming):
+    whole = own.mean(axis=0) / (float(np.linalg.norm(own.mean(axis=0))) or 1.0) if len(own) else None
+    share = connections._PASSAGE_SHARE
+    # the note's title as keywords, as the product asks the keyword index (BM25 as a share of the best)
+    title = record.title or path
+    where = f"path != {sql_string(path)} AND kind = 'chunk'"
+    by_name = await store.text_search(index.suffix, index.dimension, title, 30, where)
+    top = max((float(r["score"]) for r in by_name), default=0.0)
+    named = {r["id"]: float(r["score"]) / top for r in by_name} if top > 0 else {}
+    for i, other in enumerate(paths):
+        if other != path and whole is not None:
+            closeness = share * float((own @ vectors[i]).max()) + (1 - share) * float(vectors[i] @ whole)
+            closeness += connections.TITLE_WEIGHT * named.get(ids[i], 0.0)
+            scores[other] = max(scores.get(other, -1.0), closeness)
+    for other in outgoing | incoming:
         if other in manifest:
             scores[other] = scores.get(other, 0.0) + 0.15
-            reasons[other] = "links to" if other in outgoing else "linked from"
-    ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:top_k]
+    reasons = {p: ("links to" if p in outgoing else "linked from" if p in incoming else "similar") for p in scores}
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    ranked = ordered[:top_k]
+    # at least a third of the places for notes not linked yet, when there are that many
+    quota = min(top_k // 3, sum(reasons[p] == "similar" for p, _ in ordered))
+    missing = quota - sum(reasons[p] == "similar" for p, _ in ranked)
+    if missing > 0:
+        extra = [item for item in ordered[top_k:] if reasons[item[0]] == "similar"][:missing]
+        linked = [item for item in ranked if reasons[item[0]] != "similar"]
+        ranked = sorted(
+            [i for i in ranked if i not in linked[len(linked) - missing :]] + extra, key=lambda i: (-i[1], i[0])
+        )
     return [
         {"path": p, "title": manifest[p].title if p in manifest else p, "score": round(s, 4), "reason": reasons[p]}
         for p, s in ranked
@@ -145,4 +165,5 @@ async def test_related_and_the_graph_are_what_the_manifest_says_on_sample_vault(
         assert sum(len(linked) for linked in graph.values()) > 100  # sample_vault is well linked
         assert len(manifest) > 50
         for path in sorted(manifest):
-            assert await _related(api, path) == await _related_from_the_manifest(services.store, index, path, 10), path
+            shown = [{k: r[k] for k in ("path", "title", "score", "reason")} for r in await _related(api, path)]
+            assert shown == await _related_from_the_manifest(services.store, index, path, 10), path

@@ -15,6 +15,7 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
     assert topic == "write sourdough starter lid"
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
+        await services.searcher.warm()  # (the calibration, which embeds its probes once)
         fake_ollama.fake.reset_counters()
         result = await services.searcher.search(question, top_k=5, min_similarity=0.0)
         # one call to Ollama carries both texts
@@ -62,6 +63,11 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
         passages = [t for t in fake_ollama.fake.embedded_texts if t != "dimension probe"]
         assert passages and not any(t.startswith(instruction) for t in passages)
         fake_ollama.fake.reset_counters()
+        await services.searcher.warm()
+        # the calibration's probes are embedded as questions are: with the instruction
+        probes = fake_ollama.fake.embedded_texts
+        assert len(probes) >= 2 and all(t.startswith(instruction) for t in probes)
+        fake_ollama.fake.reset_counters()
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert fake_ollama.fake.embedded_texts == [instruction + "sourdough starter"]
         mxbai_suffix = services.searcher.active().suffix
@@ -71,6 +77,7 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
         await services.indexer.sync()
         passages = fake_ollama.fake.embedded_texts
         assert passages and all(t.startswith("search_document: ") for t in passages)
+        await services.searcher.warm()
         fake_ollama.fake.reset_counters()
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert fake_ollama.fake.embedded_texts == ["search_query: sourdough starter"]
@@ -281,3 +288,53 @@ async def test_the_scores_of_a_list_read_in_its_order(fake_ollama, vault, settin
             hybrid = await services.searcher.search(query, top_k=10, min_similarity=0.0)
             lifted += sum(hit.score > EXACT_LIFT for hit in hybrid.hits)
         assert lifted > 0  # (the lift is exercised: some of these are matched exactly)
+
+
+async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_against_other_notes(
+    fake_ollama, small_vault, settings_for
+):
+    """The calibration measures the kind of cosine the decline rule compares: a topic embedded as a
+    question against passages of other notes. Without the model it measures passage pairs for the
+    moment, keeps nothing on disk, and measures properly once the model answers again; probes whose
+    passage did not change are not embedded again."""
+    from vask_server.adapters.calibration import CALIBRATION_FILE, read_calibration
+
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        fake_ollama.fake.reset_counters()
+        cache = await services.searcher._index_cache(services.searcher.active())
+        assert cache.calibration.kind == "questions" and fake_ollama.fake.embed_calls == 1
+        probes = list(fake_ollama.fake.embedded_texts)
+        assert len(probes) >= 2 and all(len(p.split()) <= 6 for p in probes)
+        # by hand: each probe against the sampled passages of the other notes
+        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
+        rows = await services.store.all_chunk_rows(suffix, dimension, ["id", "path", "text"], where="kind = 'chunk'")
+        assert cache.calibration.notes == len(set(rows["path"].to_pylist()))
+        version = services.store.read_meta().version(suffix)
+        assert read_calibration(services.index_dir, version) == cache.calibration
+
+        # a note changes: probes of unchanged passages come from memory
+        (small_vault / "Sourdough.md").write_text("# Sourdough\n\nThe starter needs rye flour on Sundays.\n")
+        await services.indexer.sync()
+        fake_ollama.fake.reset_counters()
+        again = await services.searcher._index_cache(services.searcher.active())
+        assert again.calibration.kind == "questions"
+        assert fake_ollama.fake.embed_calls <= 1 and len(fake_ollama.fake.embedded_texts) < len(probes)
+
+    (services.index_dir / CALIBRATION_FILE).unlink()
+    fake_ollama.fake.embed_models.pop("fake-embed")  # the model is gone: passages for the moment
+    try:
+        async with open_services(settings) as services:
+            cache = await services.searcher._index_cache(services.searcher.active())
+            assert cache.calibration.kind == "passages" and cache.calibration.pair_std > 0
+            assert not (services.index_dir / CALIBRATION_FILE).exists()
+            fake_ollama.fake.embed_models["fake-embed"] = 96
+            services.gateway._saw(True)  # (as the next request to Ollama would find)
+            await services.searcher._index_cache(services.searcher.active())
+            await services.searcher._refresh
+            fixed = await services.searcher._index_cache(services.searcher.active())
+            assert fixed.calibration.kind == "questions"
+            assert (services.index_dir / CALIBRATION_FILE).exists()
+    finally:
+        fake_ollama.fake.embed_models["fake-embed"] = 96

@@ -27,6 +27,7 @@ from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, Vas
 
 if TYPE_CHECKING:
     from vask_server.services.context import Services
+    from vask_server.services.search import SearchResult
 
 # The database library takes seconds to import, so services are imported only by the commands that
 # need them: `vask index` with nothing changed, `vask token` and `--help` stay instant.
@@ -138,9 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         action="store_true",
-        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid, "
-        "hybrid-rrf (reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous "
-        "decline rule (hybrid-question-decline)",
+        help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid (what ask "
+        "does), hybrid-depth10 (ten distinct notes, one passage each: how far down a miss sits), hybrid-rrf "
+        "(reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous decline rule "
+        "(hybrid-question-decline); all but baseline and hybrid-depth10 retrieve as ask does (--top-k)",
     )
     p.add_argument("--configs", default=None, help="comma-separated presets to run (default: hybrid)")
     p.add_argument(
@@ -190,6 +192,14 @@ def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folder", action="append", default=[], help="only notes in this folder (repeatable)")
     parser.add_argument("--exclude-folder", action="append", default=[], help="leave this folder out")
     parser.add_argument("--tag", action="append", default=[], help="only notes with this tag (repeatable)")
+    parser.add_argument(
+        "--note",
+        default=None,
+        help='the note "this note" means in "what connects to this note?" (vault-relative path)',
+    )
+    parser.add_argument(
+        "--no-connect", action="store_true", help='read "what connects to [[X]]" as a question in [[X]], not about X'
+    )
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:
@@ -203,6 +213,18 @@ def _filters(args: argparse.Namespace) -> Filters | None:
     if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
         raise ConfigError("--since is after --until.", "Give the earlier date with --since.")
     return None if filters.is_empty() else filters
+
+
+def _connection_line(connection: dict[str, Any] | None) -> str | None:
+    """ "Notes connected to [[Launch Tidepool app]]": the seed of a connection question."""
+    if not connection:
+        return None
+    return f"Notes connected to [[{connection['title']}]] ({connection['seed']})"
+
+
+def _note_flag(value: str | None) -> str | None:
+    """--note: a vault-relative path, as Obsidian writes it."""
+    return value.replace("\\", "/").lstrip("/") if value else None
 
 
 def _range_line(time_range: dict[str, Any] | None) -> str | None:
@@ -430,6 +452,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
         filters=_filters(args),
         today=args.now,
         read_time=not args.no_time,
+        open_note=_note_flag(args.note),
+        connect=not args.no_connect,
     )
     sources: list[dict[str, Any]] = []
     status = 0
@@ -446,6 +470,8 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
             if line := _scope_line(event.get("scope")):
                 print(f"{line}:", file=sys.stderr)
             if line := _range_line(event.get("time_range")):
+                print(f"{line}:", file=sys.stderr)
+            if line := _connection_line(event.get("connection")):
                 print(f"{line}:", file=sys.stderr)
         elif kind == "token":
             sys.stdout.write(event["text"])
@@ -493,6 +519,8 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
         filters=_filters(args),
         read_time=not args.no_time,
         config=config,
+        current_note=_note_flag(args.note),
+        connect=not args.no_connect,
     )
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
@@ -500,23 +528,58 @@ async def _search(args: argparse.Namespace, services: Services) -> int:
     scope = result.scope.to_dict() if result.scope else None
     if args.json:
         hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        payload = {"hits": hits, "mode": result.mode, "time_range": time_range, "scope": scope, "order": result.order}
+        payload = {
+            "hits": hits,
+            "mode": result.mode,
+            "time_range": time_range,
+            "scope": scope,
+            "order": result.order,
+            "connection": result.connection_dict(),
+        }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     if line := _scope_line(scope):
         print(f"{line}:")
     if line := _range_line(time_range):
         print(f"{line}:")
+    if result.seed is not None:
+        _print_connections(result)
+        return 0
     if not result.hits:
         print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
     elif result.order:
         print(f"The closest matches by date, {result.order} first; then the rest by score:")
     for n, hit in enumerate(result.hits, start=1):
-        when = f"{written_on(hit)}, " if hit.date else ""
-        print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)})")
-        snippet = " ".join(hit.text.split())
-        print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+        _print_hit(n, hit)
     return 0
+
+
+def _print_hit(n: int, hit: Hit, also: str = "") -> None:
+    when = f"{written_on(hit)}, " if hit.date else ""
+    print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)}{also})")
+    snippet = " ".join(hit.text.split())
+    print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
+
+
+def _print_connections(result: SearchResult) -> None:
+    """The notes connected to the seed: those not linked yet first (what a person most wants to see),
+    then those already linked; each with the passage that connects and the seed's part it is near."""
+    print(f"{_connection_line(result.connection_dict())}:")
+    if not result.hits:
+        print("No other note connects to it within what the question asked.")
+        return
+    groups = (
+        ("Not linked yet", [h for h in result.hits if h.linked == "unlinked"]),
+        ("Already linked", [h for h in result.hits if h.linked != "unlinked"]),
+    )
+    n = 0
+    for title, hits in groups:
+        if hits:
+            print(f"\n{title}:")
+        for hit in hits:
+            n += 1
+            how = f"; {hit.linked}" if hit.linked != "unlinked" else ""
+            _print_hit(n, hit, f"{how}; near its part “{hit.near}”" if hit.near else how)
 
 
 async def _status(args: argparse.Namespace, services: Services) -> int:
@@ -579,7 +642,7 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     if unknown:
         raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
     settings = services.settings
-    configs = [preset(name, settings.min_similarity, settings.decline_sigmas) for name in names]
+    configs = [preset(name, settings.min_similarity, settings.decline_sigmas, settings.top_k) for name in names]
     chat_model = settings.chat_model if args.answers else None
     if chat_model:  # a missing model stops the run here, not after the baseline index is built
         reachable, missing = await services.gateway.probe([chat_model])

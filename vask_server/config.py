@@ -37,7 +37,7 @@ class Settings:
     chat_context: int = 8192
     top_k: int = 6
     min_similarity: float = 0.25
-    decline_sigmas: float = 0.33
+    decline_sigmas: float = 1.5
     chunk_tokens: int = 240
     chunk_max_chars: int = 3000
     max_note_bytes: int = 2_000_000

@@ -1,8 +1,9 @@
 """The search calibration of the last index version it was measured on, kept beside the index.
 
-Measuring it reads every chunk's path and a sample of vectors (about a second at 500,000 chunks):
-kept on disk, a restart with nothing changed has it at once instead of making the first search wait.
-It holds four numbers and the version they belong to; nothing of any note.
+Measuring it reads every chunk's path and a sample of vectors (about a second at 500,000 chunks) and
+embeds a few dozen probes as questions: kept on disk, a restart with nothing changed has it at once
+instead of making the first search wait. It holds four numbers, what they were measured on, and the
+version they belong to; nothing of any note.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ CALIBRATION_FILE = "calibration.json"
 class Calibration:
     version: str  # the index version measured: its table suffix and last sync
     notes: int  # notes the sample was drawn from
-    pair_mean: float  # similarity of random pairs of chunks: the model's "unrelated" level
+    pair_mean: float  # similarity of unrelated pairs: the model's "unrelated" level
     pair_std: float
+    # What the pairs were: "questions", a passage's topic embedded as a question (with the model's
+    # query instruction) against passages of other notes, the kind of cosine the decline rule
+    # compares; "passages", passage against passage, measured when the model could not be asked
+    # (never kept on disk: measured again once it can be).
+    kind: str = "questions"
 
 
 def read_calibration(index_dir: Path, version: str) -> Calibration | None:
@@ -29,10 +35,16 @@ def read_calibration(index_dir: Path, version: str) -> Calibration | None:
     missing or unreadable (it is measured again)."""
     try:
         data = json.loads((index_dir / CALIBRATION_FILE).read_text("utf-8"))
-        saved = Calibration(str(data["version"]), int(data["notes"]), float(data["pair_mean"]), float(data["pair_std"]))
+        saved = Calibration(
+            str(data["version"]),
+            int(data["notes"]),
+            float(data["pair_mean"]),
+            float(data["pair_std"]),
+            str(data.get("kind", "passages")),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return saved if saved.version == version else None
+    return saved if saved.version == version and saved.kind == "questions" else None
 
 
 def write_calibration(index_dir: Path, calibration: Calibration) -> None:

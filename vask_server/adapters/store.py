@@ -450,12 +450,26 @@ class Store:
         async for batch in await table.query().select(columns).to_batches(max_batch_length=_SCAN_BATCH_ROWS):
             yield batch
 
+    async def vectors_by_id(self, suffix: str, dimension: int, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors of these chunk ids that exist, by id."""
+        return await self._vectors_by(suffix, dimension, "id", ids)
+
     async def vectors_for_ids(self, suffix: str, dimension: int, ids: Sequence[str]) -> np.ndarray:
         """The vectors of these chunk ids that exist, in the order given. (A sync between the caller's
         reading the ids and this can have replaced some: those are left out, not an error.)"""
         found = await self._vectors_by(suffix, dimension, "id", ids)
         rows = [found[i] for i in ids if i in found]
         return np.stack(rows) if rows else np.zeros((0, dimension), dtype=np.float32)
+
+    async def texts_for_ids(self, suffix: str, dimension: int, ids: Sequence[str]) -> dict[str, str]:
+        """The text of each of these chunk ids that exists."""
+        table = await self.chunks(suffix, dimension)
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), _IN_LIST_BATCH):
+            batch = list(ids[start : start + _IN_LIST_BATCH])
+            result = await table.query().where(sql_in("id", batch)).select(["id", "text"]).to_arrow()
+            found.update(zip(result["id"].to_pylist(), result["text"].to_pylist(), strict=True))
+        return found
 
     async def count_chunks(self, suffix: str, dimension: int) -> int:
         return int(await (await self.chunks(suffix, dimension)).count_rows())

@@ -85,6 +85,10 @@ class Hit:
     date_end: datetime.date | None = None
     date_source: str | None = None
     page: int | None = None  # the PDF page it is on (1-based); None for notes and canvases
+    # In the answer to "what connects to [[X]]?" only: how this note is linked with X ("links to": X
+    # links to it; "linked from"; "both"; "unlinked"), and the heading of X's passage it is closest to.
+    linked: str | None = None
+    near: str | None = None
 
     @property
     def link(self) -> str:
@@ -113,4 +117,6 @@ class Hit:
             date_source=self.date_source,
             page=self.page,
         )
+        if self.linked is not None:
+            out.update(linked=self.linked, near=self.near)
         return out

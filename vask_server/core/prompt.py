@@ -46,7 +46,20 @@ def format_sources(hits: Sequence[Hit]) -> str:
 def _source_block(hit: Hit) -> str:
     section = hit.heading.split(" > ", 1)[1] if " > " in hit.heading else ""
     where = f"\n(section: {section})" if section else ""
-    return f"Source: {hit.title}{where}{_written(hit)}\n{hit.text.strip()}"
+    return f"Source: {hit.title}{where}{_written(hit)}{_connection(hit)}\n{hit.text.strip()}"
+
+
+def _connection(hit: Hit) -> str:
+    """In the answer to "what connects to X?": whether this note is linked with X, and to which part."""
+    if hit.linked is None:
+        return ""
+    how = {
+        "unlinked": "not linked yet",
+        "links to": "already linked: the note asked about links to it",
+        "linked from": "already linked: it links to the note asked about",
+    }.get(hit.linked, "already linked: each links to the other")
+    near = f"; closest to its part: {hit.near}" if hit.near else ""
+    return f"\n(connection: {how}{near})"
 
 
 def _written(hit: Hit) -> str:
@@ -82,6 +95,7 @@ def fit_prompt(
     context_tokens: int | None = None,
     today: date | None = None,
     time_range: TimeRange | None = None,
+    seed_title: str | None = None,
 ) -> Prompt:
     """Rules and sources in the system message, then recent turns, then the question alone,
     fitted into `context_tokens` with ANSWER_TOKENS to spare.
@@ -91,7 +105,7 @@ def fit_prompt(
     turns, until the estimate fits; the best source always stays. (The estimate counts subword
     tokens the way the chunker does: on the high side for chat models' larger vocabularies.)"""
     kept = list(hits)
-    context = _context(current_note, today, time_range)
+    context = _context(current_note, today, time_range, seed_title)
     turns = [
         {"role": t["role"], "content": t["content"]}
         for t in history[-_HISTORY_TURNS:]
@@ -119,16 +133,26 @@ def fit_prompt(
     return Prompt(_messages(question, kept, turns, context), kept, len(hits) - len(kept))
 
 
-def _context(current_note: str | None, today: date | None, time_range: TimeRange | None) -> str:
-    """What the model should know beside the sources: the note in view, today's date, the period asked."""
+def _context(
+    current_note: str | None, today: date | None, time_range: TimeRange | None, seed_title: str | None = None
+) -> str:
+    """What the model should know beside the sources: the note in view, today's date, the period asked,
+    and for "what connects to X?" that the sources are other notes connected to X."""
     lines = []
     if today is not None:
         lines.append(f"Today is {today.strftime('%A')} {today.isoformat()}.")
     if time_range is not None:
         period = describe_range(time_range).replace("Notes ", "", 1)
         lines.append(f"The user asks about what they wrote {period}; the sources are from that time.")
-    if current_note:
+    if current_note and not seed_title:
         lines.append(f"The user is looking at the note {current_note}.")
+    if seed_title:
+        lines.append(
+            f"The user asks which of their other notes connect to the note [{seed_title}]. Each source below is "
+            "another note, marked as already linked with it or not linked yet, with the part of "
+            f"[{seed_title}] it is closest to. For each source worth mentioning, say in a sentence how it "
+            "connects, and say which connections are not linked yet."
+        )
     return "".join(f"\n\n{line}" for line in lines)
 
 

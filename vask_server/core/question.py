@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
+from vask_server.core.connect import ConnectionAsk, find_connection
+from vask_server.core.links import note_name
 from vask_server.core.retrieve import Filters
-from vask_server.core.scope import Directory, Scope, Unmatched, find_mentions, resolve
+from vask_server.core.scope import Directory, Mention, Scope, Unmatched, find_mentions, resolve
 from vask_server.core.timeexpr import TimeRange, read_time
 
 
@@ -25,6 +27,10 @@ class Understood:
     recent: bool = False  # "recently": a window that may be widened when it holds nothing
     scope: Scope | None = None  # the notes, tags and folders the question named, as the index holds them
     unmatched: tuple[Unmatched, ...] = ()  # mentions that name nothing in the index (the caller says so)
+    # "what connects to [[X]]?" (core/connect.py): the seed note whose connections are asked for, and
+    # the words that asked; the filters then apply to the connected notes, never to the seed.
+    connection: ConnectionAsk | None = None
+    seed: str | None = None  # the seed's path; None with `connection` set: the open note was meant, and none was sent
 
 
 def understand(
@@ -34,14 +40,29 @@ def understand(
     filters: Filters | None = None,
     read_time_words: bool = True,
     directory: Directory | None = None,
+    current_note: str | None = None,
+    read_connection: bool = True,
 ) -> Understood:
     """`question` with its scope resolved in `directory` (what the index holds; None: mentions are
     left in the text, as before an index exists) and its time read against `today` (unless
     `read_time_words` is off: the user asked to search without it), merged with the caller's
-    `filters`."""
+    `filters`. A question about what connects to a note names a seed instead of a scope: the
+    `[[Note]]` after the connection words, or `current_note` for "this note"."""
     given = filters or Filters()
+    connection = find_connection(question) if read_connection else None
+    seed: str | None = None
+    seed_unmatched: list[Unmatched] = []
+    if connection is not None:
+        question = connection.text
+        if connection.seed_name is None:
+            seed = current_note
+        elif directory is not None:
+            found, seed_unmatched = resolve(
+                [Mention("note", connection.seed_mention or "", connection.seed_name)], directory
+            )
+            seed = _one_note(found.notes, connection.seed_name)
     text, scope = question, None
-    unmatched: tuple[Unmatched, ...] = ()
+    unmatched: tuple[Unmatched, ...] = tuple(seed_unmatched)
     mentions, without = find_mentions(question) if directory is not None else ([], question)
     if mentions and directory is not None:
         found, missing = resolve(mentions, directory)
@@ -49,10 +70,23 @@ def understand(
         # so its names are searched (within the same scope).
         text = without if any(ch.isalnum() for ch in without) else " ".join(m.value for m in mentions)
         scope = found if not found.is_empty() else None
-        unmatched = tuple(missing)
+        unmatched = (*unmatched, *missing)
         given = replace(given, scope=scope)
     understood = _with_time(text, given, today, read_time_words)
-    return replace(understood, scope=scope, unmatched=unmatched)
+    return replace(understood, scope=scope, unmatched=unmatched, connection=connection, seed=seed)
+
+
+def _one_note(paths: tuple[str, ...], name: str) -> str | None:
+    """The note a link names when several answer to its name: as Obsidian resolves a link, a note whose
+    file name it is before one with it as a title or alias, then the shortest path."""
+    if not paths:
+        return None
+    wanted = name.lower().removesuffix(".md")
+
+    def rank(path: str) -> tuple[bool, int, str]:
+        return (note_name(path).lower() != wanted and path.lower().removesuffix(".md") != wanted, len(path), path)
+
+    return min(paths, key=rank)
 
 
 def _with_time(question: str, given: Filters, today: date, read_time_words: bool) -> Understood:

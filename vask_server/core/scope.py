@@ -24,8 +24,8 @@ from vask_server.errors import ScopeKind, ScopeMiss
 _NOTE_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # #tag as Obsidian writes it: letters, digits, _ - /, at least one non-digit, after a space or the start
 _TAG_RE = re.compile(r"(?:(?<=^)|(?<=[\s(,;]))#([\w/-]*[^\W\d][\w/-]*)")
-# path:Folder or path:"Folder with spaces"
-_FOLDER_RE = re.compile(r"(?<![\w])path:(?:\"([^\"\n]+)\"|(\S+))", re.IGNORECASE)
+# path:Folder or path:"Folder with spaces" (a question mark or stop after an unquoted one is not its)
+_FOLDER_RE = re.compile(r"(?<![\w])path:(?:\"([^\"\n]+)\"|(\S+?))(?=[?!.,;:]*(?:\s|$))", re.IGNORECASE)
 # "in [[X]]," "about #tag": the word that introduced a mention goes with it
 _LEAD_RE = re.compile(r"(?:\b(?:in|within|from|about|for|inside|en|dentro de|sobre)\s+)$", re.IGNORECASE)
 _CLOSEST = 3

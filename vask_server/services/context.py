@@ -60,6 +60,7 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
     try:
         yield services
     finally:
+        await services.searcher.close()
         await services.gateway.close()
 
 

@@ -32,7 +32,7 @@ from vask_server.services.indexer import Indexer
 from vask_server.services.qa import AskRequest, QAService
 from vask_server.services.search import RetrievalConfig, Searcher
 
-RANK_DEPTH = 10
+RANK_DEPTH = 10  # distinct notes hit@k and MRR look at, at most
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,16 @@ class EvalConfig:
     name: str
     retrieval: RetrievalConfig
     min_similarity: float
-    top_k: int = RANK_DEPTH
+    # Passages retrieved: None takes the user's VASK_TOP_K, as `vask ask` does (6 by default, of which
+    # at most `retrieval.per_note` from one note: 3 to 6 distinct notes).
+    top_k: int | None = None
     seed_index: bool = False  # search the temporary seed-style index instead of the real one
     read_time: bool = True  # read the time a question names ("last month"), as ask and search do
 
 
+# Every preset but two retrieves as `vask ask` does (the user's top_k, two passages a note at most)
+# and changes one thing. "baseline" is the seed design; "hybrid-depth10" ranks ten distinct notes, one
+# passage each, to see how far down a miss sits: not what an answer shows.
 PRESETS: dict[str, EvalConfig] = {
     "baseline": EvalConfig(
         "baseline",
@@ -53,35 +58,44 @@ PRESETS: dict[str, EvalConfig] = {
         top_k=6,
         seed_index=True,
     ),
-    "vector": EvalConfig("vector", RetrievalConfig(mode="vector", per_note=1), 0.25),
-    "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid", per_note=1), 0.25),
-    # The same, with the time a question names left unread: what time questions got before dates.
-    "hybrid-no-time": EvalConfig("hybrid-no-time", RetrievalConfig(mode="hybrid", per_note=1), 0.25, read_time=False),
-    "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True, per_note=1), 0.25),
+    "vector": EvalConfig("vector", RetrievalConfig(mode="vector"), 0.25),
+    "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid"), 0.25),  # what `vask ask` and the server do
+    "hybrid-depth10": EvalConfig("hybrid-depth10", RetrievalConfig(mode="hybrid", per_note=1), 0.25, top_k=RANK_DEPTH),
+    # The same as hybrid, with the time a question names left unread: what time questions got before dates.
+    "hybrid-no-time": EvalConfig("hybrid-no-time", RetrievalConfig(mode="hybrid"), 0.25, read_time=False),
+    "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True), 0.25),
     # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
-    "hybrid-rrf": EvalConfig("hybrid-rrf", RetrievalConfig(mode="hybrid", fusion="rrf", per_note=1), 0.25),
+    "hybrid-rrf": EvalConfig("hybrid-rrf", RetrievalConfig(mode="hybrid", fusion="rrf"), 0.25),
     # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
     "hybrid-question-decline": EvalConfig(
         "hybrid-question-decline",
-        RetrievalConfig(mode="hybrid", per_note=1, decline_on="question", decline_sigmas=0.7),
+        RetrievalConfig(mode="hybrid", decline_on="question", decline_sigmas=0.7),
         0.25,
     ),
 }
 DEFAULT_CONFIGS = ("hybrid",)  # what `vask ask` and the server use
-COMPARE_CONFIGS = ("baseline", "vector", "hybrid", "hybrid-rrf", "hybrid+graph", "hybrid-question-decline")
+COMPARE_CONFIGS = (
+    "baseline",
+    "vector",
+    "hybrid",
+    "hybrid-depth10",
+    "hybrid-rrf",
+    "hybrid+graph",
+    "hybrid-question-decline",
+)
 TIME_CONFIGS = ("hybrid", "hybrid-no-time")  # what `--compare` adds for a set of time questions
 
 
-def preset(name: str, min_similarity: float, decline_sigmas: float | None = None) -> EvalConfig:
-    """A preset with the user's settings where it has none of its own: the seed design keeps its
-    fixed threshold, and the previous decline rule its own factor."""
+def preset(name: str, min_similarity: float, decline_sigmas: float | None = None, top_k: int = 6) -> EvalConfig:
+    """A preset with the user's settings where it has none of its own (`top_k`: VASK_TOP_K): the seed
+    design keeps its fixed threshold and top-6, and the previous decline rule its own factor."""
     config = PRESETS[name]
     if config.seed_index:
         return config
     retrieval = config.retrieval
     if decline_sigmas is not None and retrieval.decline == "calibrated" and retrieval.decline_on == "topic":
         retrieval = replace(retrieval, decline_sigmas=decline_sigmas)
-    return replace(config, min_similarity=min_similarity, retrieval=retrieval)
+    return replace(config, min_similarity=min_similarity, retrieval=retrieval, top_k=config.top_k or top_k)
 
 
 async def evaluate(
@@ -93,16 +107,17 @@ async def evaluate(
     answer_top_k: int = 6,
     today: date | None = None,
 ) -> list[Outcome]:
-    """Each question is searched as `vask ask` would, to a depth of ten distinct notes, on the day it
+    """Each question is searched as `config` says (the product's: as `vask ask` would), on the day it
     says it is asked, else `today` (else the real today); with an answerer, it is then asked as
     `vask ask` would ask it, with `answer_top_k` passages."""
+    top_k = config.top_k or answer_top_k
     outcomes: list[Outcome] = []
     for question in questions:
         asked = question.asked_at or today or date.today()
         result = await searcher.search_question(
             question.question,
             today=asked,
-            top_k=config.top_k,
+            top_k=top_k,
             min_similarity=config.min_similarity,
             read_time=config.read_time,
             config=config.retrieval,
@@ -126,7 +141,7 @@ async def evaluate(
             done = await answerer.complete(
                 AskRequest(
                     question.question,
-                    top_k=min(answer_top_k, config.top_k),  # the baseline's top-6 stays its own
+                    top_k=min(answer_top_k, top_k),  # the baseline's top-6 stays its own
                     min_similarity=config.min_similarity,
                     retrieval=config.retrieval,
                     today=asked,

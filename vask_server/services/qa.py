@@ -28,11 +28,13 @@ class AskRequest:
     min_similarity: float
     history: Sequence[dict[str, str]] = ()
     filters: Filters | None = None
-    current_note: str | None = None
+    current_note: str | None = None  # "ask about this note": its passages come first
+    open_note: str | None = None  # the note open in Obsidian: what "this note" in a connection question means
     chat_model: str | None = None
     retrieval: RetrievalConfig | None = None  # how to retrieve; None: the searcher's own (eval compares)
     today: date | None = None  # when it is asked, for "last month"; None: the server's local date
     read_time: bool = True  # read the time the question names; off: "ask again without it"
+    connect: bool = True  # read "what connects to [[X]]" as a seed; off: the chip's "search as asked"
     understood: Understood | None = None  # the question already read (scope and time), if the caller did
 
 
@@ -71,11 +73,14 @@ class QAService:
             read_time=request.read_time,
             config=request.retrieval,
             understood=request.understood,
+            current_note=request.open_note or request.current_note,
+            connect=request.connect,
         )
         query = result.query or request.question
         hits = result.hits
-        if request.current_note:
+        if request.current_note and result.seed is None:
             # "Ask about the current note": its best passages come first, the rest of the vault after.
+            # (Not when the question asks what connects to it: then its own passages are not the answer.)
             focus = await self.searcher.search(
                 query,
                 top_k=max(2, request.top_k // 2),
@@ -92,6 +97,7 @@ class QAService:
             context_tokens=self.context_tokens,
             today=today,
             time_range=result.time_range,
+            seed_title=result.seed_title,
         )
         hits = prompt.hits  # the sources shown are the ones the model reads
         notices = [result.notice] if result.notice else []
@@ -109,6 +115,7 @@ class QAService:
             "mode": result.mode,
             "time_range": time_range,
             "scope": scope,
+            "connection": result.connection_dict(),
             **({"notice": " ".join(notices)} if notices else {}),
         }
         if not hits:

@@ -9,6 +9,7 @@ for saying "not in your notes".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from vask_server.core.retrieve import (
     RRF_K,
     Filters,
     Ranked,
+    content_words,
     filters_to_where,
     fuse,
     fuse_convex,
@@ -37,17 +39,28 @@ from vask_server.core.retrieve import (
 )
 from vask_server.core.scope import Directory, Scope, Unmatched, find_mentions
 from vask_server.core.timeexpr import TimeRange
-from vask_server.errors import IndexBroken, ModelMissing, NotIndexed, OllamaUnavailable, ScopeNotFound
+from vask_server.errors import (
+    IndexBroken,
+    ModelMissing,
+    NoOpenNote,
+    NotIndexed,
+    OllamaFailed,
+    OllamaUnavailable,
+    ScopeNotFound,
+)
 from vask_server.services.graph import LinkGraphs
 
 log = logging.getLogger(__name__)
 
 _BACKGROUND_SAMPLE = 512
-# Within a date range the best of few candidates is lower than the best of the whole vault, for
-# unrelated text too, so the "not in your notes" line sits lower: at the level of unrelated chunks
-# itself. (On the dev time questions: 4 of 25 answerable ones declined at 0.33, 1 at 0; absent ones
-# declined 3 of 4 at both: docs/EVALUATION.md.)
-RANGED_DECLINE_SIGMAS = 0.0
+# Of that sample, the passages whose topic is embedded as a question for the calibration (a few dozen
+# short texts, once per index version: probes whose passage did not change are not embedded again).
+_QUERY_PROBES = 64
+_PROBE_WORDS = 6  # content words of a probe: about as many as a question's topic has
+# Within a date range, or the notes, folders or tags a question names, the best of few candidates is
+# lower than the best of the whole vault, for unrelated text too, so the "not in your notes" line sits
+# lower: at the level of unrelated pairs itself.
+NARROWED_DECLINE_SIGMAS = 0.0
 # "recently": the last 30 days, widened this many times (x3 each: 90 days, 270) when they hold nothing.
 _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
@@ -72,16 +85,15 @@ class RetrievalConfig:
     per_note: int = 2  # chunks of one note among the results at most
     candidates: int = 50  # rows fetched from each list before ranking
     # "fixed": decline when the best cosine is under min_similarity. "calibrated": decline when the
-    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between chunks
-    # of different notes of the index: a scale each embedding model sets for itself (all-minilm's
-    # unrelated texts sit near 0.2, mxbai-embed-large's far higher), so no one number fits all models.
+    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between a
+    # topic asked as a question and passages of other notes of the index: a scale each embedding
+    # model (and its query instruction) sets for itself, so no one number fits all models.
     decline: str = "calibrated"
-    # 0.33: over the 175 questions of the dev, held-out, fresh, blind, final and sixth sets, the
-    # middle of the gap between the highest absent topic that is declined (0.22 sd) and the lowest
-    # answerable one (0.45 sd). The earlier 0.60 split the first five sets, but the sixth, written
-    # later, had answerable questions at 0.45–0.56 sd: a rule that loses answers is worse than one
-    # that leaves near-topic questions to the answer step (docs/EVALUATION.md).
-    decline_sigmas: float = 0.33
+    # 1.5: over the 277 answerable and 90 absent questions of the ten sets of sample_vault, the
+    # most absent questions declined while losing at most 2 answerable ones, both with all-minilm as
+    # it is and with mxbai-embed-large's query instruction put before its questions
+    # (docs/EVALUATION.md, "Not in your notes").
+    decline_sigmas: float = 1.5
     # What the decline rule measures: "topic", the best cosine of the question's content words
     # alone (core/retrieve.topic_query), or "question", the best cosine of the question as asked.
     decline_on: str = "topic"
@@ -103,6 +115,15 @@ class SearchResult:
     scope: Scope | None = None  # the notes, tags and folders the question limited the search to
     # "latest"/"earliest" ("when did I last…"): the closest hits are by date, not by score
     order: str | None = None
+    seed: str | None = None  # "what connects to [[X]]?": X's path; the hits are the notes connected to it
+    seed_title: str | None = None
+    connection_words: str | None = None  # the words that made it a connection question ("connect to")
+
+    def connection_dict(self) -> dict[str, str] | None:
+        """What a client shows as the seed's chip; None for any other question."""
+        if self.seed is None:
+            return None
+        return {"seed": self.seed, "title": self.seed_title or self.seed, "words": self.connection_words or ""}
 
 
 @dataclass(frozen=True)
@@ -132,6 +153,7 @@ class Searcher:
         # The measurement a search waits for, shared by every search (and the warm-up) that needs it
         # meanwhile: each measuring for itself read every chunk's path once per caller.
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
+        self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
         self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
         self._quiet = ReleaseWhenQuiet()
 
@@ -144,6 +166,15 @@ class Searcher:
             )
         return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"])
 
+    async def close(self) -> None:
+        """Stops what the searcher runs in the background (a calibration being measured), before the
+        model's client it uses is closed."""
+        for task in (self._refresh, self._measuring[1] if self._measuring else None):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
     def _embedder(self, model: str) -> Embedder:
         if model not in self._embedders:
             # batch of 2: the question and its topic go to Ollama in one call
@@ -154,13 +185,16 @@ class Searcher:
         version = self.store.read_meta().version(index.suffix)
         cache = self._cache
         if cache is not None and cache.calibration.version == version:
+            if cache.calibration.kind != "questions" and self.gateway.reachable and not self._refreshing():
+                # measured while the model could not be asked: measured properly now that it can be
+                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
             return cache
         if cache is not None and cache.suffix == index.suffix and cache.calibration.notes >= _BACKGROUND_SAMPLE:
             # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
             # its notes), so the previous figures serve while fresh ones are computed in the
             # background: no search waits for it. (A small index is re-read at once: it is quick,
             # and there one note can move the figures.)
-            if self._refresh is None or self._refresh.done():
+            if not self._refreshing():
                 self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
             return cache
         if self._measuring is None or self._measuring[0] != version or self._measuring[1].done():
@@ -168,6 +202,9 @@ class Searcher:
             self._measuring = (version, task)
         # (shielded: a client that hangs up does not cancel what the other waiters wait for)
         return await asyncio.shield(self._measuring[1])
+
+    def _refreshing(self) -> bool:
+        return self._refresh is not None and not self._refresh.done()
 
     async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
         try:
@@ -180,10 +217,11 @@ class Searcher:
         if saved is not None:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
-        try:
-            write_calibration(self.store.index_dir, cache.calibration)
-        except OSError as exc:  # only costs the next start this measurement
-            log.warning("could not keep the search calibration (%s)", exc)
+        if cache.calibration.kind == "questions":  # (one measured without the model is not kept)
+            try:
+                write_calibration(self.store.index_dir, cache.calibration)
+            except OSError as exc:  # only costs the next start this measurement
+                log.warning("could not keep the search calibration (%s)", exc)
         return self._keep(cache, background)
 
     def _keep(self, cache: _IndexCache, background: bool) -> _IndexCache:
@@ -208,11 +246,41 @@ class Searcher:
         if len(picks) > _BACKGROUND_SAMPLE:
             picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
         ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
-        sample = await self.store.vectors_for_ids(index.suffix, index.dimension, ids)
-        pairs = (sample @ sample.T)[np.triu_indices(sample.shape[0], 1)]
+        by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
+        ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
+        kind = "questions"
+        try:
+            pairs = await self._question_pairs(index, ids, found)
+        except (OllamaUnavailable, ModelMissing, OllamaFailed) as exc:
+            log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
+            kind, pairs = "passages", (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std))
+        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
+
+    async def _question_pairs(self, index: ActiveIndex, ids: list[str], sample: np.ndarray) -> np.ndarray:
+        """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
+        model's query instruction) against a passage of another note. The topics are the opening
+        content words of some of the sample's own passages, each against the rest of the sample
+        (one passage a note: so every pair is two different notes)."""
+        if len(ids) < 2:
+            return np.zeros(0, dtype=np.float32)
+        chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
+        texts = await self.store.texts_for_ids(index.suffix, index.dimension, [ids[k] for k in chosen])
+        probes = [_probe(texts.get(ids[k], "")) for k in chosen]
+        missing = sorted({p for p in probes if p not in self._probe_vectors})
+        if missing:
+            embedder = Embedder(self.gateway, index.model, batch_size=_QUERY_PROBES, concurrency=1)
+            vectors = await embedder.embed(missing, query=True)
+            self._probe_vectors = {p: self._probe_vectors[p] for p in probes if p in self._probe_vectors}
+            self._probe_vectors.update(zip(missing, vectors, strict=True))
+        matrix = np.stack([self._probe_vectors[p] for p in probes])
+        cosines = matrix @ sample.T
+        own = np.zeros_like(cosines, dtype=bool)
+        own[np.arange(len(chosen)), chosen] = True
+        pairs: np.ndarray = cosines[~own]
+        return pairs
 
     async def search_question(
         self,
@@ -226,6 +294,8 @@ class Searcher:
         previous: str | None = None,
         config: RetrievalConfig | None = None,
         understood: Understood | None = None,
+        current_note: str | None = None,
+        connect: bool = True,
     ) -> SearchResult:
         """A question as the user asked it: the time it names is read (against `today`) and searched
         within, and "when did I last…" puts the latest of the close matches first. A question that
@@ -233,7 +303,13 @@ class Searcher:
         the `previous` question, within its own time or else the previous one's ("and in March?")."""
         if understood is None:  # (the caller may have read it already: /v1/ask does, before streaming)
             understood = await self.understand(
-                question, today=today, filters=filters, read_time=read_time, previous=previous
+                question,
+                today=today,
+                filters=filters,
+                read_time=read_time,
+                previous=previous,
+                current_note=current_note,
+                connect=connect,
             )
         notice = None
         if understood.filters.dated and not await self._has_dates():
@@ -241,11 +317,15 @@ class Searcher:
             understood = replace(
                 understood, filters=replace(understood.filters, date_from=None, date_to=None), time_range=None
             )
-        result = await self.search(
-            understood.text, top_k=top_k, min_similarity=min_similarity, filters=understood.filters, config=config
-        )
+        if understood.seed is not None:
+            result = await self.connections(understood, top_k=top_k)
+            result.connection_words = understood.connection.phrase if understood.connection else None
+        else:
+            result = await self.search(
+                understood.text, top_k=top_k, min_similarity=min_similarity, filters=understood.filters, config=config
+            )
         time_range = understood.time_range
-        for _ in range(_RECENT_WIDENINGS if understood.recent else 0):
+        for _ in range(_RECENT_WIDENINGS if understood.recent and understood.seed is None else 0):
             if result.hits or time_range is None or time_range.start is None or time_range.end is None:
                 break
             # "recently" found nothing in the last 30 days: look further back, and say how far
@@ -266,6 +346,40 @@ class Searcher:
         if notice:
             result.notice = f"{result.notice} {notice}" if result.notice else notice
         return result
+
+    async def connections(self, understood: Understood, *, top_k: int) -> SearchResult:
+        """The notes connected to the question's seed (services/connections.py), one passage each,
+        within the question's time and scope; the question's own words count too when it has any
+        beyond "what connects to X" ("…about pricing")."""
+        from vask_server.services.connections import find_connections  # (it imports this module)
+
+        index = self.active()
+        seed = understood.seed
+        assert seed is not None
+        self._quiet.touch()
+        topic = _connection_topic(understood.text)
+        vector = None
+        notice = None
+        if topic:
+            try:
+                vector = (await self._embedder(index.model).embed([topic], query=True))[0]
+            except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
+                notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
+        found = await find_connections(
+            self.store,
+            self.graphs,
+            index.suffix,
+            index.dimension,
+            seed,
+            top_k=top_k,
+            filters=understood.filters,
+            question_vector=vector,
+        )
+        hits = [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
+        graph = await self.graphs.get(index.suffix)
+        return SearchResult(
+            hits, "connections", notice=notice, declined=not hits, seed=seed, seed_title=graph.title(seed) or seed
+        )
 
     async def warm(self) -> None:
         """What the first search would otherwise do itself: the calibration sample, and one vector
@@ -294,15 +408,33 @@ class Searcher:
         filters: Filters | None = None,
         read_time: bool = True,
         previous: str | None = None,
+        current_note: str | None = None,
+        connect: bool = True,
     ) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
-        time read. Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, so
-        that a client hears it before an answer starts streaming."""
+        time read, and for "what connects to [[X]] / this note?" the seed (`current_note` for "this").
+        Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, and NoOpenNote
+        when "this note" is asked without one, so that a client hears it before an answer starts."""
         asked = [question] if previous is None else [question, previous]
         directory = await self._directory() if any(find_mentions(q)[0] for q in asked) else None
-        understood = understand(question, today=today, filters=filters, read_time_words=read_time, directory=directory)
+        understood = understand(
+            question,
+            today=today,
+            filters=filters,
+            read_time_words=read_time,
+            directory=directory,
+            current_note=current_note,
+            read_connection=connect,
+        )
         if understood.unmatched:
             raise scope_not_found(understood.unmatched)
+        if understood.connection is not None and understood.seed is None:
+            raise NoOpenNote(
+                f"The question asks what connects to the note you have open ({understood.connection.phrase} "
+                "“this”), but no note was given.",
+                "Open the note in Obsidian and ask from there, or name it in the question: [[Note name]] "
+                "(or pass --note PATH on the command line).",
+            )
         if previous is None:
             return understood
         # A follow-up is searched with the question before it, within its own time and scope or else
@@ -419,8 +551,8 @@ class Searcher:
         threshold = min_similarity
         if config.decline == "calibrated" and cache.calibration.pair_std > 0:
             sigmas = config.decline_sigmas
-            if filters is not None and filters.dated:
-                sigmas = min(sigmas, RANGED_DECLINE_SIGMAS)
+            if filters is not None and not filters.is_empty():
+                sigmas = min(sigmas, NARROWED_DECLINE_SIGMAS)
             threshold = cache.calibration.pair_mean + sigmas * cache.calibration.pair_std
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
@@ -487,6 +619,27 @@ def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ra
         if similarity >= min_similarity or item.strong_keyword:
             hits.append(row_to_hit(item.row, score(item), similarity))
     return hits
+
+
+# Words a connection question uses that say nothing of a topic ("which ideas in my vault …")
+_CONNECTION_WORDS = frozenset(
+    "note notes idea ideas thing things anything something else vault written wrote write writing "
+    "nota notas cosa cosas algo escrito".split()
+)
+
+
+def _connection_topic(text: str) -> str | None:
+    """What a connection question asks beyond "which notes connect to X": its own content words,
+    less generic ones ("which ideas from March …?" asks nothing more; "…about pricing" does)."""
+    wanted = content_words(text) - _CONNECTION_WORDS
+    words = [w for w in text.split() if w.strip("¿?¡!.,;:\"'()").lower() in wanted]
+    return " ".join(words) if words else None
+
+
+def _probe(text: str) -> str:
+    """A passage's opening content words, as short as a question's topic."""
+    words = (topic_query(" ".join(text.split()[:60])) or text).split()[:_PROBE_WORDS]
+    return " ".join(words) or "note"
 
 
 def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:

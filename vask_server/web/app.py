@@ -76,6 +76,7 @@ def create_app(
             if watcher is not None:
                 watcher.stop()
             await live.stop()
+            await services.searcher.close()
             await services.gateway.close()
             tokens.flush()  # the last-used times not yet written
 

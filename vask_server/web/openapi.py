@@ -12,6 +12,7 @@ from vask_server.errors import (
     ForbiddenOrigin,
     MethodNotAllowed,
     ModelMissing,
+    NoOpenNote,
     NotFound,
     NotIndexed,
     OllamaFailed,
@@ -88,6 +89,18 @@ _STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxIt
 _DATE = {"type": "string", "format": "date"}
 _DATE_OR_NULL = {"type": ["string", "null"], "format": "date"}
 # What /v1/search and /v1/ask take about time (docs/TIME.md)
+_CONNECTION_FIELDS: dict[str, Any] = {
+    "open_note": {
+        "type": "string",
+        "minLength": 1,
+        "description": "the note open in Obsidian: what 'this note' / 'this project' means in 'what connects to this "
+        "note?'; it limits and orders nothing else",
+    },
+    "connect": {
+        "type": "boolean",
+        "description": "false: read no seed ('what connects to [[X]]' is searched as asked, [[X]] as a scope)",
+    },
+}
 _TIME_FIELDS = {
     "now": {
         "type": "string",
@@ -184,6 +197,16 @@ _SCHEMAS: dict[str, Any] = {
             "folders": _STRINGS,
         },
     },
+    "Connection": {
+        "type": ["object", "null"],
+        "description": "set when the question asks what connects to a note (the seed): the hits are other notes",
+        "required": ["seed", "title", "words"],
+        "properties": {
+            "seed": {"type": "string", "description": "the seed's vault-relative path"},
+            "title": {"type": "string"},
+            "words": {"type": "string", "description": "the words that asked, e.g. 'connect to'"},
+        },
+    },
     "SearchRequest": {
         "type": "object",
         "additionalProperties": False,
@@ -199,6 +222,8 @@ _SCHEMAS: dict[str, Any] = {
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
             "mode": {"type": "string", "enum": ["vector", "hybrid"]},
+            "current_note": {"type": "string", "minLength": 1, "description": "the note open: what 'this note' means"},
+            **_CONNECTION_FIELDS,
             **_TIME_FIELDS,
         },
     },
@@ -232,14 +257,21 @@ _SCHEMAS: dict[str, Any] = {
             "line_end": {"type": "integer"},
             "score": {
                 "type": "number",
-                "minimum": 0,
-                "maximum": 1,
                 "description": (
-                    "what ranked it, 0–1: in hybrid mode 0.9 × cosine + 0.1 × BM25 relative to the best keyword "
-                    "match; in vector mode the cosine; in keyword mode (Ollama down) BM25 as a share of the best "
-                    "match, 1 for the first"
+                    "what ranked it, higher first: in hybrid mode 0.9 × cosine + 0.1 × keyword (BM25 as a share of "
+                    "the best keyword match, + 1 for a passage holding every content word), + 1 for an exact match "
+                    "ranked first; in vector mode the cosine; in keyword mode (Ollama down) BM25 as a share of the "
+                    "best match, 1 for the first; in connections mode the passage's cosine to the seed's closest "
+                    "passage, + 0.15 when the notes are linked"
                 ),
             },
+            "linked": {
+                "type": "string",
+                "enum": ["links to", "linked from", "both", "unlinked"],
+                "description": "connections mode only: 'links to': the seed links to this note; 'linked from': it "
+                "links to the seed; 'unlinked': a connection not linked yet",
+            },
+            "near": {"type": "string", "description": "connections mode only: the seed's heading it is closest to"},
             "similarity": {"type": ["number", "null"], "description": "cosine; null in keyword mode"},
             "text": {"type": "string"},
             "date": {
@@ -263,12 +295,16 @@ _SCHEMAS: dict[str, Any] = {
             "hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
             "mode": {
                 "type": "string",
-                "enum": ["vector", "hybrid", "keyword"],
-                "description": "keyword: Ollama was unavailable, so these are keyword matches only",
+                "enum": ["vector", "hybrid", "keyword", "connections"],
+                "description": (
+                    "keyword: Ollama was unavailable, so these are keyword matches only; connections: the notes "
+                    "connected to the question's seed (see connection)"
+                ),
             },
             "notice": {"type": "string"},
             "time_range": {"$ref": "#/components/schemas/TimeRange"},
             "scope": {"$ref": "#/components/schemas/Scope"},
+            "connection": {"$ref": "#/components/schemas/Connection"},
             "order": {
                 "type": ["string", "null"],
                 "enum": ["latest", "earliest", None],
@@ -305,7 +341,12 @@ _SCHEMAS: dict[str, Any] = {
             "top_k": {"type": "integer", "minimum": 1, "maximum": 50},
             "min_similarity": {"type": "number", "minimum": 0, "maximum": 1},
             "filters": {"$ref": "#/components/schemas/Filters"},
-            "current_note": {"type": "string", "minLength": 1},
+            "current_note": {
+                "type": "string",
+                "minLength": 1,
+                "description": "ask about this note: its passages first (and what 'this note' means)",
+            },
+            **_CONNECTION_FIELDS,
             "chat_model": {"type": "string", "minLength": 1},
             **_TIME_FIELDS,
         },
@@ -378,7 +419,7 @@ def _document() -> dict[str, Any]:
                     "requestBody": _body("SearchRequest"),
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/SearchResponse"}),
-                        **_errors(BadRequest, ScopeNotFound, NotIndexed, PayloadTooLarge, OllamaFailed),
+                        **_errors(BadRequest, ScopeNotFound, NoOpenNote, NotIndexed, PayloadTooLarge, OllamaFailed),
                     },
                 }
             },
@@ -390,8 +431,9 @@ def _document() -> dict[str, Any]:
                         "200": {
                             "description": (
                                 'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
-                                '"scope", "notice"?} (a notice when only keyword matches were found or passages were '
-                                'left out to fit the context window), then {"type": "token", "text"} as the model '
+                                '"scope", "connection", "notice"?} (a notice when only keyword matches were found or '
+                                "passages were left out to fit the context window; connection as in /v1/search), then "
+                                '{"type": "token", "text"} as the model '
                                 "writes, last "
                                 '{"type": "done", "answer", "citations", "sources", "declined", "time_range", '
                                 '"scope"} or '
@@ -400,7 +442,7 @@ def _document() -> dict[str, Any]:
                             ),
                             "content": {"application/x-ndjson": {"schema": _EVENT}},
                         },
-                        **_errors(BadRequest, ScopeNotFound, PayloadTooLarge),
+                        **_errors(BadRequest, ScopeNotFound, NoOpenNote, PayloadTooLarge),
                     },
                 }
             },

@@ -48,6 +48,16 @@ def _vault_path(services: Services, value: str, name: str) -> str:
     return value.replace("\\", "/").lstrip("/")
 
 
+def _note_field(services: Services, body: dict[str, Any], name: str) -> str | None:
+    """`current_note` or `open_note`: a vault-relative path, or absent."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise BadRequest(f"'{name}' must be a vault-relative path.")
+    return _vault_path(services, value, name)
+
+
 @routes.get("/v1/health")
 async def health(request: web.Request) -> web.Response:
     if not request.get(AUTHENTICATED):
@@ -121,8 +131,24 @@ async def status(request: web.Request) -> web.Response:
 @routes.post("/v1/search")
 async def search(request: web.Request) -> web.Response:
     services = _services(request)
-    body = await v.json_object(request, {"query", "top_k", "min_similarity", "filters", "mode", "now", "read_time"})
+    body = await v.json_object(
+        request,
+        {
+            "query",
+            "top_k",
+            "min_similarity",
+            "filters",
+            "mode",
+            "now",
+            "read_time",
+            "current_note",
+            "open_note",
+            "connect",
+        },
+    )
     query = v.text(body, "query")
+    # ("this note" in a question: the note open in Obsidian, by either name)
+    current = _note_field(services, body, "open_note") or _note_field(services, body, "current_note")
     settings = services.settings
     top_k = v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K)
     min_similarity = v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0)
@@ -138,6 +164,8 @@ async def search(request: web.Request) -> web.Response:
         filters=v.filters(body.get("filters")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
         config=config,
+        current_note=current,
+        connect=v.flag(body.get("connect"), "connect", True),
     )
     payload: dict[str, Any] = {
         "hits": [{**hit.to_dict(), "text": hit.text} for hit in result.hits],
@@ -145,6 +173,7 @@ async def search(request: web.Request) -> web.Response:
         "time_range": result.time_range.to_dict() if result.time_range else None,
         "scope": result.scope.to_dict() if result.scope else None,
         "order": result.order,
+        "connection": result.connection_dict(),
     }
     if result.notice:
         payload["notice"] = result.notice
@@ -157,11 +186,22 @@ async def ask(request: web.Request) -> web.StreamResponse:
     settings = services.settings
     body = await v.json_object(
         request,
-        {"question", "history", "top_k", "min_similarity", "filters", "current_note", "chat_model", "now", "read_time"},
+        {
+            "question",
+            "history",
+            "top_k",
+            "min_similarity",
+            "filters",
+            "current_note",
+            "open_note",
+            "chat_model",
+            "now",
+            "read_time",
+            "connect",
+        },
     )
-    current = body.get("current_note")
-    if current is not None and not isinstance(current, str):
-        raise BadRequest("'current_note' must be a vault-relative path.")
+    current = _note_field(services, body, "current_note")
+    open_note = _note_field(services, body, "open_note")
     chat_model = body.get("chat_model")
     if chat_model is not None and (not isinstance(chat_model, str) or not chat_model.strip()):
         raise BadRequest("'chat_model' must be a model name.")
@@ -173,10 +213,12 @@ async def ask(request: web.Request) -> web.StreamResponse:
         min_similarity=v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0),
         history=v.history(body.get("history")),
         filters=v.filters(body.get("filters")),
-        current_note=_vault_path(services, current, "current_note") if current else None,
+        current_note=current,
+        open_note=open_note,
         chat_model=chat_model.strip() if chat_model else None,
         today=v.today(body.get("now")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
+        connect=v.flag(body.get("connect"), "connect", True),
     )
     # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts
     # (and what was read is handed on, not read again).
@@ -186,6 +228,8 @@ async def ask(request: web.Request) -> web.StreamResponse:
         filters=ask_request.filters,
         read_time=ask_request.read_time,
         previous=previous_question(ask_request.history),
+        current_note=ask_request.open_note or ask_request.current_note,
+        connect=ask_request.connect,
     )
     ask_request = dataclasses.replace(ask_request, understood=understood)
     response = web.StreamResponse(

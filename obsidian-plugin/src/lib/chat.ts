@@ -3,8 +3,9 @@
  * follow-up questions carry to the server.
  */
 import { toScope, type AppliedScope, type PaneScope } from './scope';
+import { toSeed } from './seed';
 import { toTimeRange } from './time';
-import type { AskEvent, Citation, HistoryMessage, Source, TimeRange } from './types';
+import type { AskEvent, Citation, HistoryMessage, SeedInfo, Source, TimeRange } from './types';
 
 export interface UserTurn {
 	id: number;
@@ -14,6 +15,8 @@ export interface UserTurn {
 	currentNote?: string;
 	/** The note or folder the pane's toggle limited this question to (sent as filters). */
 	paneScope?: PaneScope;
+	/** The note open when it was asked: what "this note" means in "what connects to this note?". */
+	openNote?: string;
 }
 
 export type AssistantStatus = 'waiting' | 'streaming' | 'done' | 'stopped' | 'error';
@@ -34,6 +37,10 @@ export interface AssistantTurn {
 	scope: AppliedScope | null;
 	/** false: asked with `read_time: false` ("Search all dates"), the time words not read. */
 	readTime: boolean;
+	/** The note whose connections the question asked for; null: an ordinary question. */
+	seed: SeedInfo | null;
+	/** false: asked with `connect: false` (the seed chip removed), the question read as asked. */
+	connect: boolean;
 	status: AssistantStatus;
 	/** Set when status is "error". */
 	error?: unknown;
@@ -55,8 +62,11 @@ export interface HistoryLimits {
 export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxPairs: 6, maxChars: 12_000 };
 
 /** An answer not yet received. */
-function freshAnswer(): Pick<AssistantTurn, 'content' | 'sources' | 'citations' | 'declined' | 'timeRange' | 'scope' | 'status'> {
-	return { content: '', sources: [], citations: [], declined: false, timeRange: null, scope: null, status: 'waiting' };
+function freshAnswer(): Pick<
+	AssistantTurn,
+	'content' | 'sources' | 'citations' | 'declined' | 'timeRange' | 'scope' | 'seed' | 'status'
+> {
+	return { content: '', sources: [], citations: [], declined: false, timeRange: null, scope: null, seed: null, status: 'waiting' };
 }
 
 export class ChatSession {
@@ -117,12 +127,14 @@ export class ChatSession {
 		question: string,
 		currentNote?: string,
 		paneScope?: PaneScope | null,
+		openNote?: string | null,
 	): { user: UserTurn; assistant: AssistantTurn; history: HistoryMessage[] } {
 		const history = this.history();
 		const user: UserTurn = { id: this.nextId++, role: 'user', content: question };
 		if (currentNote) user.currentNote = currentNote;
 		if (paneScope) user.paneScope = paneScope;
-		const assistant: AssistantTurn = { id: this.nextId++, role: 'assistant', ...freshAnswer(), readTime: true };
+		if (openNote) user.openNote = openNote;
+		const assistant: AssistantTurn = { id: this.nextId++, role: 'assistant', ...freshAnswer(), readTime: true, connect: true };
 		this.turns.push(user, assistant);
 		return { user, assistant, history };
 	}
@@ -132,14 +144,14 @@ export class ChatSession {
 	 * dates: `readTime` false). Returns the question and the history it had,
 	 * the conversation before it; null when the turn is not in the session.
 	 */
-	retry(turn: AssistantTurn, opts: { readTime: boolean }): { user: UserTurn; history: HistoryMessage[] } | null {
+	retry(turn: AssistantTurn, opts: { readTime?: boolean; connect?: boolean }): { user: UserTurn; history: HistoryMessage[] } | null {
 		const i = this.turns.indexOf(turn);
 		const user = this.turns[i - 1];
 		if (i < 1 || user?.role !== 'user') return null;
 		delete turn.notice;
 		delete turn.error;
 		delete turn.interrupted;
-		Object.assign(turn, freshAnswer(), { readTime: opts.readTime });
+		Object.assign(turn, freshAnswer(), { readTime: opts.readTime ?? turn.readTime, connect: opts.connect ?? turn.connect });
 		return { user, history: this.history(i - 1) };
 	}
 
@@ -152,6 +164,7 @@ export class ChatSession {
 				if (typeof ev.notice === 'string' && ev.notice) turn.notice = ev.notice;
 				if ('time_range' in ev) turn.timeRange = toTimeRange(ev.time_range);
 				if ('scope' in ev) turn.scope = toScope(ev.scope);
+				if ('connection' in ev) turn.seed = toSeed(ev.connection);
 				break;
 			case 'token':
 				turn.content += typeof ev.text === 'string' ? ev.text : '';

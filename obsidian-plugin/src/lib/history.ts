@@ -7,6 +7,7 @@
 import type { AssistantTurn, Turn, UserTurn } from './chat';
 import { ErrorCode, VaskError, isRecord } from './errors';
 import { toScope, toScopeMisses, type ScopeMiss } from './scope';
+import { toSeed } from './seed';
 
 /** Version of the history file. Bump it, and teach `migrateRecord` the old shape, when a record changes. */
 export const HISTORY_VERSION = 1;
@@ -161,6 +162,8 @@ function migrateTurn(raw: unknown, id: number): Turn | null {
 		const t: UserTurn = { id, role: 'user', content };
 		const note = str(raw.currentNote);
 		if (note) t.currentNote = note;
+		const open = str(raw.openNote);
+		if (open) t.openNote = open;
 		const pane = raw.paneScope;
 		if (isRecord(pane) && (pane.kind === 'note' || pane.kind === 'folder') && typeof pane.path === 'string') {
 			t.paneScope = { kind: pane.kind, path: pane.path };
@@ -182,6 +185,8 @@ function migrateTurn(raw: unknown, id: number): Turn | null {
 		timeRange: isRecord(raw.timeRange) ? (raw.timeRange as unknown as AssistantTurn['timeRange']) : null,
 		scope: toScope(raw.scope),
 		readTime: raw.readTime !== false,
+		seed: toSeed(raw.seed),
+		connect: raw.connect !== false,
 		status: status as AssistantTurn['status'],
 	};
 	if (typeof raw.notice === 'string' && raw.notice) t.notice = raw.notice;

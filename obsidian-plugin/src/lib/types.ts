@@ -101,6 +101,10 @@ export interface AskRequest {
 	min_similarity?: number;
 	filters?: Filters;
 	current_note?: string;
+	/** The note open in Obsidian: what "this note" means in "what connects to this note?"; it limits nothing else. */
+	open_note?: string;
+	/** false: read no seed ("what connects to [[X]]" searched as asked). Default true. */
+	connect?: boolean;
 	chat_model?: string;
 	/** The asker's local date-time with its UTC offset: what "last month" is resolved against. */
 	now?: string;
@@ -140,6 +144,10 @@ export interface Source {
 	date_source?: string | null;
 	/** A PDF passage's page (1-based; `link` then ends in `#page=N`); null for notes and canvases. */
 	page?: number | null;
+	/** In an answer about what connects to a note: "links to" (the seed links to it), "linked from", "both" or "unlinked". */
+	linked?: string;
+	/** Likewise: the seed's heading this passage is closest to. */
+	near?: string;
 }
 
 /** A note the answer cites as `[Title]`. */
@@ -165,6 +173,17 @@ export interface AskSourcesEvent {
 	time_range?: TimeRange | null;
 	/** As on `done`, when the server says it early. */
 	scope?: ScopeInfo | null;
+	/** Set when the question asks what connects to a note (the seed): the sources are other notes. */
+	connection?: SeedInfo | null;
+}
+
+/** The note a question asks the connections of ("what connects to [[X]]?"). */
+export interface SeedInfo {
+	/** Its vault path. */
+	seed: string;
+	title: string;
+	/** The words that asked ("connect to"). */
+	words: string;
 }
 export interface AskTokenEvent {
 	type: 'token';

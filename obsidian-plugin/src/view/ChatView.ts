@@ -18,6 +18,7 @@ import {
 	type ScopeMode,
 } from '../lib/scope';
 import { askParams } from '../lib/settings';
+import { byLinkKind, linkKind, linkLabel } from '../lib/seed';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
@@ -359,7 +360,9 @@ export class ChatView extends ItemView {
 		const q = question.trim();
 		if (!q) return;
 		if (this.busy) this.stop();
-		const { user, assistant, history } = this.session.ask(q, opts.currentNote, opts.paneScope);
+		// The note open as it is asked: what "this note" means in "what connects to this note?"
+		const openNote = this.app.workspace.getActiveFile()?.path ?? null;
+		const { user, assistant, history } = this.session.ask(q, opts.currentNote, opts.paneScope, openNote);
 		if (this.host.settings.chatModel) assistant.model = this.host.settings.chatModel;
 		this.persist();
 		this.emptyEl.hide();
@@ -376,10 +379,19 @@ export class ChatView extends ItemView {
 	 * read), with the history it had.
 	 */
 	async searchAllDates(turn: AssistantTurn): Promise<void> {
+		await this.askAgain(turn, { readTime: false });
+	}
+
+	/** The seed chip's ✕: the same question again, in place of this answer, read as asked (no seed). */
+	async searchWithoutSeed(turn: AssistantTurn): Promise<void> {
+		await this.askAgain(turn, { connect: false });
+	}
+
+	private async askAgain(turn: AssistantTurn, how: { readTime?: boolean; connect?: boolean }): Promise<void> {
 		const ui = this.answers.get(turn.id);
 		if (!ui) return;
 		if (this.busy) this.stop();
-		const again = this.session.retry(turn, { readTime: false });
+		const again = this.session.retry(turn, how);
 		if (!again) return;
 		ui.scheduler.cancel();
 		if (ui.component) this.removeChild(ui.component);
@@ -405,7 +417,9 @@ export class ChatView extends ItemView {
 		const req: AskRequest = { question: user.content, ...askParams(this.host.settings), now: localIsoDateTime(new Date()) };
 		if (history.length > 0) req.history = history;
 		if (user.currentNote) req.current_note = user.currentNote;
+		if (user.openNote) req.open_note = user.openNote;
 		if (!assistant.readTime) req.read_time = false;
+		if (!assistant.connect) req.connect = false;
 		const scopeFilters = scopeRequestFilters(user.paneScope ?? null);
 		if (scopeFilters) req.filters = { ...req.filters, ...scopeFilters };
 
@@ -537,11 +551,12 @@ export class ChatView extends ItemView {
 		const el = ui.sourcesEl;
 		el.empty();
 		// A time range is shown even with nothing found in it: that is when "Search all dates" helps most.
-		if (turn.sources.length === 0 && !turn.notice && !turn.timeRange) {
+		if (turn.sources.length === 0 && !turn.notice && !turn.timeRange && !turn.seed) {
 			el.hide();
 			return;
 		}
 		el.show();
+		if (turn.seed) this.renderSeed(turn, el);
 		if (turn.timeRange) this.renderTimeRange(turn, el);
 		// Said above the sources, where it applies: e.g. "Ollama is not reachable … keyword matches only".
 		if (turn.notice) el.createDiv({ cls: 'vask-notice', text: turn.notice });
@@ -552,8 +567,17 @@ export class ChatView extends ItemView {
 			// Without an answer they are not sources of anything, only the notes that matched.
 			text: turn.declined || turn.status === 'error' || (turn.status === 'stopped' && !turn.content) ? 'Matching notes' : 'Sources',
 		});
+		// An answer about connections: the notes not linked yet first, then the linked ones, apart.
+		const groups = turn.seed ? byLinkKind(turn.sources) : null;
+		const ordered = groups ? [...groups.unlinked, ...groups.linked, ...groups.other] : turn.sources;
 		const list = el.createEl('ol', { cls: 'vask-sources-list' });
-		for (const s of turn.sources) {
+		let lastKind: string | null = null;
+		for (const s of ordered) {
+			const kind = groups ? linkKind(s) : null;
+			if (groups && kind !== lastKind && kind !== null) {
+				list.createEl('li', { cls: 'vask-sources-group', attr: { role: 'presentation' }, text: kind === 'unlinked' ? 'Not linked yet' : 'Already linked' });
+				lastKind = kind;
+			}
 			const li = list.createEl('li', { cls: 'vask-source' });
 			li.toggleClass('is-cited', cited.has(s.path));
 			const head = li.createDiv({ cls: 'vask-source-head' });
@@ -570,7 +594,28 @@ export class ChatView extends ItemView {
 			if (page) sub.createSpan({ cls: 'vask-source-page', text: page, attr: { 'aria-label': `Page ${s.page}` } });
 			if (label) sub.createSpan({ cls: 'vask-source-heading', text: label });
 			sub.createSpan({ cls: 'vask-source-path', text: s.path });
+			const how = turn.seed ? linkLabel(s, turn.seed.title) : null;
+			if (how) {
+				li.createDiv({
+					cls: ['vask-source-link-kind', `is-${linkKind(s) ?? 'other'}`],
+					text: s.near ? `${how} · near “${headingLabel(s.near, turn.seed!.title) || turn.seed!.title}”` : how,
+				});
+			}
 		}
+	}
+
+	/** The chip: the note whose connections were asked for, and a way to ask the question as written instead. */
+	private renderSeed(turn: AssistantTurn, el: HTMLElement): void {
+		const seed = turn.seed!;
+		const chip = el.createDiv({ cls: 'vask-seed' });
+		chip.createSpan({ cls: 'vask-seed-label', text: 'Connected to' });
+		createInternalLink(chip, stripMd(seed.seed), seed.title, 'vask-seed-link');
+		const remove = chip.createEl('button', {
+			cls: 'vask-seed-remove',
+			text: '✕',
+			attr: { 'aria-label': `Ask without reading “${seed.words} ${seed.title}” as a question about connections` },
+		});
+		remove.addEventListener('click', () => void this.searchWithoutSeed(turn));
 	}
 
 	/** The chip: which dates were searched, the words that said so, and a way to search all dates instead. */

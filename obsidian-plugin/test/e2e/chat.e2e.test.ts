@@ -385,7 +385,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(first).not.toHaveProperty('read_time');
 
 		const turn = (await conversation(page))[1] as AssistantTurn;
-		expect(turn.timeRange).toEqual({ from: '2026-02-01', to: '2026-02-28', text: 'in February' });
+		expect(turn.timeRange).toEqual({ from: '2026-02-01', to: '2026-02-28', text: 'in February', notice: null });
 		const chip = answer.locator('.vask-time-range');
 		expect(await chip.count()).toBe(1);
 		expect(await chip.locator('.vask-time-range-label').innerText()).toBe('Notes from 1 Feb – 28 Feb 2026');
@@ -776,6 +776,44 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		const turn = (await conversation(page))[1] as AssistantTurn;
 		expect(turn.sources.length).toBeGreaterThan(0);
 		expect(turn.sources.every((s) => s.path === '02 Areas/Cooking/Sourdough starter log.md')).toBe(true);
+	});
+
+	it('"what connects to this project?" sends the open note; a chip names the seed; sources are grouped not linked yet, then linked; ✕ asks as written', async () => {
+		const seed = '01 Projects/Launch Tidepool app.md';
+		const page = await openPage({ activeFile: seed });
+		const before = askBodies(pageServer).length;
+		await ask(page, 'Which of my notes connect to this project?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const body = askBodies(pageServer)[before]!;
+		expect(body).toMatchObject({ open_note: seed });
+		expect(body).not.toHaveProperty('connect');
+		expect(body).not.toHaveProperty('current_note'); // (the open note orders nothing: it only names "this")
+
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.seed).toEqual({ seed, title: 'Launch Tidepool app', words: 'connect to' });
+		expect(turn.sources.length).toBeGreaterThan(0);
+		expect(turn.sources.every((s) => s.path !== seed)).toBe(true);
+		const answer = lastAnswer(page);
+		const chip = answer.locator('.vask-seed');
+		expect(await chip.locator('.vask-seed-label').innerText()).toBe('Connected to');
+		expect(await chip.locator('a.internal-link').innerText()).toBe('Launch Tidepool app');
+		// the groups: "Not linked yet" before "Already linked", and each source says how it is linked
+		const groups = await answer.locator('.vask-sources-group').allInnerTexts();
+		expect(groups).toEqual(['Not linked yet', 'Already linked']);
+		const kinds = await answer.locator('.vask-source .vask-source-link-kind').allInnerTexts();
+		expect(kinds.length).toBe(turn.sources.length);
+		const firstLinked = kinds.findIndex((k) => !k.startsWith('not linked yet'));
+		expect(firstLinked).toBeGreaterThan(0);
+		expect(kinds.slice(firstLinked).every((k) => !k.startsWith('not linked yet'))).toBe(true);
+
+		// ✕: the same question again, in place of this answer, read as asked
+		await chip.locator('button.vask-seed-remove').click();
+		await expect.poll(() => askBodies(pageServer).length - before, { timeout: 10_000 }).toBe(2);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies(pageServer)[before + 1]).toMatchObject({ open_note: seed, connect: false });
+		expect(await page.locator('.vask-msg-assistant').count()).toBe(1);
+		expect(await answer.locator('.vask-seed').count()).toBe(0);
+		expect(((await conversation(page))[1] as AssistantTurn).seed).toBeNull();
 	});
 
 	it('"This note" sends filters.paths and every source is from that note; "This folder" sends filters.folders; chips say so; the choice stays', async () => {

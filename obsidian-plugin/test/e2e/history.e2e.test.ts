@@ -440,7 +440,7 @@ describe('chat history in Chromium against the real server', () => {
 			'kept-chat',
 			[
 				{ id: 1, role: 'user', content: 'A chat that was kept' },
-				{ id: 2, role: 'assistant', content: 'Yes [Plan].', sources: [], citations: [], declined: false, timeRange: null, scope: null, readTime: true, status: 'done' },
+				{ id: 2, role: 'assistant', content: 'Yes [Plan].', sources: [], citations: [], declined: false, timeRange: null, scope: null, readTime: true, seed: null, connect: true, status: 'done' },
 			],
 			new Date('2026-03-01T10:00:00Z'),
 		);

@@ -137,6 +137,24 @@ describe('ChatSession', () => {
 		expect(old.timeRange).toBeNull();
 	});
 
+	it('keeps the seed of a question about connections and the note open when it was asked; the chip removed asks as written', () => {
+		const s = new ChatSession();
+		const { user, assistant } = s.ask('what relates to this project?', undefined, null, 'P/Launch.md');
+		expect(user.openNote).toBe('P/Launch.md');
+		expect(assistant.seed).toBeNull();
+		expect(assistant.connect).toBe(true);
+		const seed = { seed: 'P/Launch.md', title: 'Launch', words: 'relates to' };
+		s.apply(assistant, { type: 'sources', sources: [src], connection: seed });
+		expect(assistant.seed).toEqual(seed);
+		const again = s.retry(assistant, { connect: false });
+		expect(again?.user).toBe(user);
+		expect(assistant.seed).toBeNull();
+		expect(assistant.connect).toBe(false);
+		expect(assistant.readTime).toBe(true); // (only what was asked for changes)
+		s.apply(assistant, { type: 'sources', sources: [src], connection: null });
+		expect(assistant.seed).toBeNull();
+	});
+
 	it('retry empties an answer in place and gives back its question and the history before it', () => {
 		const s = new ChatSession();
 		finish(s, 'q1', 'a1');

@@ -155,6 +155,8 @@ describe('history records', () => {
 				timeRange: null,
 				scope: { notes: ['01 Projects/Plan.md'], tags: ['health', 'health/sleep'], folders: [] },
 				readTime: true,
+				seed: { seed: '01 Projects/Plan.md', title: 'Plan', words: 'connect to' },
+				connect: true,
 				status: 'done' as const,
 			},
 		];
@@ -165,9 +167,11 @@ describe('history records', () => {
 		const old = JSON.parse(JSON.stringify(record)) as { turns: Record<string, unknown>[] };
 		delete old.turns[0]!.paneScope;
 		delete old.turns[1]!.scope;
+		delete old.turns[1]!.seed;
+		delete old.turns[1]!.connect;
 		const migrated = migrateRecord(old)!;
 		expect(migrated.turns[0]).not.toHaveProperty('paneScope');
-		expect(migrated.turns[1]).toMatchObject({ scope: null });
+		expect(migrated.turns[1]).toMatchObject({ scope: null, seed: null, connect: true });
 	});
 
 	it('a damaged line costs that chat only; a file that is not a history says so', () => {

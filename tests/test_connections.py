@@ -1,0 +1,174 @@
+"""Questions about what connects to a note: the words that make one (and those that do not), the
+seed found from [[Note]] or the open note, its connections linked and not, within the question's
+time and scope, through /v1/search, /v1/ask, the command line and the related-notes pane."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from tests.web_helpers import running_app
+from vask_server.cli import main
+from vask_server.core.connect import find_connection
+from vask_server.core.question import understand
+from vask_server.core.scope import Directory
+
+SEED = "01 Projects/Launch Tidepool app.md"
+
+
+@pytest.mark.parametrize(
+    ("question", "seed", "left"),
+    [
+        (
+            "Which ideas from the last three months connect to [[Launch Tidepool app]]?",
+            "Launch Tidepool app",
+            "Which ideas from the last three months?",
+        ),
+        ("what is related to [[Shape Up|the book]]", "Shape Up", "what is"),
+        ("notes relevant to [[Tidepool API design#Auth]]?", "Tidepool API design", "notes?"),
+        ("What builds on [[Deep Work]]?", "Deep Work", "What?"),
+        ("what does [[Born to Run]] remind me of?", "Born to Run", "what?"),
+        ("anything similar to my [[Weeknight dal]]", "Weeknight dal", "anything"),
+        ("what could help with [[Half marathon sub-1h45]]?", "Half marathon sub-1h45", "what?"),
+        ("¿Qué notas se relacionan con [[Diario en español]]?", "Diario en español", "¿Qué notas?"),
+        ("¿qué se parece a [[Salt Fat Acid Heat]]?", "Salt Fat Acid Heat", "¿qué?"),
+        ("what relates to this note?", None, "what?"),
+        ("Anything from February that connects to this project?", None, "Anything from February that?"),
+        ("what does this remind me of?", None, "what?"),
+        ("What does the note I have open remind me of?", None, "What?"),
+        ("¿Qué notas están relacionadas con esta nota?", None, "¿Qué notas están?"),
+    ],
+)
+def test_a_connection_phrase_makes_the_note_after_it_the_seed(question, seed, left):
+    found = find_connection(question)
+    assert found is not None
+    assert found.seed_name == seed and found.open_note == (seed is None)
+    assert found.text == left
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In [[Launch Tidepool app]], what did we decide about pricing?",
+        "according to [[Deep Work]], how long should a session be?",
+        "how does sleep relate to running?",  # no note named
+        "what relates to this quarter?",  # "this" names no note here
+        "what did I write about this in [[Shape Up]]?",
+        "summarize [[Launch Tidepool app]]",
+    ],
+)
+def test_other_mentions_stay_a_scope(question):
+    assert find_connection(question) is None
+
+
+def test_the_seed_is_resolved_and_leaves_the_scope_while_time_and_other_mentions_stay():
+    directory = Directory([SEED, "Daily/2026-03-01.md", "03 Resources/Books/Shape Up.md"], ["tidepool"])
+    understood = understand(
+        "In [[Shape Up]], what from the last three months connects to [[Launch Tidepool app]]?",
+        today=date(2026, 3, 30),
+        directory=directory,
+    )
+    assert understood.seed == SEED
+    assert understood.scope is not None and understood.scope.notes == ("03 Resources/Books/Shape Up.md",)
+    assert understood.time_range is not None and understood.time_range.start == date(2025, 12, 30)
+    # "this note" is the note the caller says is open; without one, no seed (the caller says so)
+    open_note = understand(
+        "what relates to this note?", today=date(2026, 3, 30), directory=directory, current_note="Daily/2026-03-01.md"
+    )
+    assert open_note.seed == "Daily/2026-03-01.md"
+    assert understand("what relates to this note?", today=date(2026, 3, 30), directory=directory).seed is None
+    # read without the connection: [[X]] is a scope again (the chip's "search as asked")
+    plain = understand(
+        "what connects to [[Launch Tidepool app]]?", today=date(2026, 3, 30), directory=directory, read_connection=False
+    )
+    assert plain.seed is None and plain.scope is not None and plain.scope.notes == (SEED,)
+
+
+async def test_connections_are_other_notes_linked_or_not_each_with_the_passage_that_connects(
+    fake_ollama, vault, settings_for
+):
+    async with running_app(settings_for(vault)) as api:
+        result = await api.search("what connects to [[Launch Tidepool app]]?", top_k=10)
+        assert result["mode"] == "connections"
+        assert result["connection"] == {"seed": SEED, "title": "Launch Tidepool app", "words": "connects to"}
+        paths = [hit["path"] for hit in result["hits"]]
+        assert paths and SEED not in paths and len(paths) == len(set(paths))  # one passage a note
+        linked = {hit["path"]: hit["linked"] for hit in result["hits"]}
+        # the graph's word for each: the seed links to Tidepool beta feedback, the 14 March note links to it
+        assert linked.get("01 Projects/Tidepool beta feedback.md") in ("links to", "both")
+        assert linked.get("Daily/2026-03-14.md") == "linked from"
+        unlinked = [p for p, how in linked.items() if how == "unlinked"]
+        assert len(unlinked) >= 10 // 3  # room is kept for connections not linked yet
+        assert all(hit["near"] is not None for hit in result["hits"])
+        scores = [hit["score"] for hit in result["hits"]]
+        assert scores == sorted(scores, reverse=True)
+
+
+async def test_time_and_scope_apply_to_the_connected_notes_never_to_the_seed(fake_ollama, vault, settings_for):
+    async with running_app(settings_for(vault)) as api:
+        result = await api.search(
+            "Which ideas from the last three months connect to [[Launch Tidepool app]]?", now="2026-03-30", top_k=10
+        )
+        assert result["time_range"]["from"] == "2025-12-30" and result["connection"]["seed"] == SEED
+        assert result["hits"]
+        for hit in result["hits"]:
+            assert hit["date_end"] >= "2025-12-30" and hit["date"] <= "2026-03-30", hit
+        daily = await api.search("what in path:Daily connects to [[Launch Tidepool app]]?", top_k=10)
+        assert daily["hits"] and all(hit["path"].startswith("Daily/") for hit in daily["hits"])
+
+
+async def test_this_note_is_the_open_note_and_a_clear_error_without_one(fake_ollama, vault, settings_for):
+    async with running_app(settings_for(vault)) as api:
+        for field in ("open_note", "current_note"):
+            result = await api.search("what relates to this project?", **{field: SEED})
+            assert result["connection"]["seed"] == SEED and SEED not in [h["path"] for h in result["hits"]]
+        response = await api.post("/v1/search", {"query": "what relates to this project?"})
+        body = await response.json()
+        assert response.status == 400 and body["error"]["code"] == "no_open_note"
+        assert "[[Note name]]" in body["error"]["hint"]
+        # the chip's "search as asked": no seed, [[X]] a scope again
+        plain = await api.search("what connects to [[Launch Tidepool app]]?", connect=False)
+        assert plain["connection"] is None and all(hit["path"] == SEED for hit in plain["hits"])
+        unknown = await api.post("/v1/search", {"query": "what connects to [[No such note]]?"})
+        assert unknown.status == 400 and (await unknown.json())["error"]["code"] == "scope_not_found"
+
+
+async def test_an_answer_about_connections_tells_the_model_and_keeps_the_seed_out_of_the_sources(
+    fake_ollama, vault, settings_for
+):
+    async with running_app(settings_for(vault)) as api:
+        fake_ollama.fake.chat_requests.clear()
+        events = await api.ask_events(
+            {"question": "Which of my notes could help with this project?", "current_note": SEED, "open_note": SEED}
+        )
+        sources = events[0]
+        assert sources["type"] == "sources" and sources["connection"]["seed"] == SEED
+        assert sources["sources"] and all(s["path"] != SEED for s in sources["sources"])
+        assert {s["linked"] for s in sources["sources"]} <= {"links to", "linked from", "both", "unlinked"}
+        assert events[-1]["type"] == "done"
+        system = fake_ollama.fake.chat_requests[-1]["messages"][0]["content"]
+        assert "connect to the note [Launch Tidepool app]" in system
+        assert "(connection: not linked yet" in system and "(connection: already linked" in system
+
+
+def test_the_command_line_lists_connections_not_linked_yet_and_linked_apart(cli_env, vault, capsys):
+    assert main(["index", "--vault", str(vault), "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["search", "--vault", str(vault), "what relates to this note?", "--note", SEED])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Notes connected to [[Launch Tidepool app]]" in out
+    assert "Not linked yet:" in out and "Already linked:" in out
+    assert out.index("Not linked yet:") < out.index("Already linked:")
+    code = main(["search", "--vault", str(vault), "what relates to this note?"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--note PATH" in err
+
+
+async def test_the_related_pane_is_the_same_mechanism(fake_ollama, vault, settings_for):
+    async with running_app(settings_for(vault)) as api:
+        related = (await (await api.get("/v1/related", params={"path": SEED, "top_k": "10"})).json())["related"]
+        asked = await api.search("what connects to [[Launch Tidepool app]]?", top_k=10)
+        assert [r["path"] for r in related] == [h["path"] for h in asked["hits"]]
+        assert [r["linked"] for r in related] == [h["linked"] != "unlinked" for h in asked["hits"]]

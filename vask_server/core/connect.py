@@ -1,0 +1,88 @@
+"""Questions about what connects to a note: "which ideas from the last three months connect to
+[[Launch Tidepool app]]?", "anything similar to this note?", "¿qué se relaciona con [[Dal]]?".
+
+Such a question names a *seed*: the note whose connections are wanted, not a place to search in. The
+rule, so a person can predict it:
+- a `[[Note]]` right after a connection phrase ("connect to", "related to", "relevant to", "builds
+  on", "reminds me of", "similar to", "could help with", and their Spanish forms) is the seed;
+- "this", "this note", "this project", "the note I have open" (and "esta nota", "este proyecto")
+  after such a phrase mean the note open in Obsidian;
+- any other `[[Note]]` limits where to search, as before ("in [[X]]", "according to [[X]]").
+Pure: finding the words only; which note they name is resolved by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PHRASE = (
+    r"(?:connect(?:s|ed|ing)?|connections?|linked)\s+(?:to|with)"
+    r"|relat(?:e|es|ed|ing)\s+to|relevant\s+(?:to|for)|builds?\s+on|building\s+on|built\s+on"
+    r"|reminds?\s+(?:me|you)\s+of|similar\s+to|(?:like|alike)\s+(?=\[\[)"
+    r"|(?:do|does|doing)\s+the\s+same\s+(?:job|thing|work)\s+as|same\s+as|overlaps?\s+with"
+    r"|(?:could|can|might|would)\s+help\s+(?:me\s+)?(?:with|on)"
+    r"|(?:se\s+)?relaciona(?:n|do|da|dos|das)?\s+con|conecta(?:n|do|da|dos|das)?\s+con|tiene(?:n)?\s+que\s+ver\s+con"
+    r"|parecid[oa]s?\s+a|se\s+parece(?:n)?\s+a|similar(?:es)?\s+a|relevantes?\s+para|me\s+recuerda(?:n)?(?:\s+a)?"
+    r"|(?:podr[ií]a|puede)n?\s+ayudar(?:me)?\s+(?:con|a|en)"
+)
+# "the", "my", and "the topic of", "the ideas in": words between the phrase and the note it names
+_DETERMINER = (
+    r"(?:(?:the|my|el|la|los|las|mi|mis)\s+)?"
+    r"(?:(?:topic|subject|theme|ideas?|contents?|tema)\s+(?:of|in|de|en)\s+(?:(?:the|my|el|la|mi)\s+)?)?"
+)
+_NOTE = r"\[\[[^\[\]\n]+?\]\]"
+# "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
+# alone only at the end of a clause ("…relate to this quarter" names no note)
+_OPEN_NOTE = (
+    r"(?:this|esta|este)\s+(?:note|project|page|idea|book|file|one|draft|essay|nota|proyecto|p[aá]gina|libro"
+    r"|archivo|entrada)(?![\w-])"
+    r"|(?:this|esto)(?=\s*(?:[?.!,;:)]|$))"
+    r"|the\s+(?:note|page|file)\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?![\w-])"
+    r"|the\s+(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
+    r"|the\s+(?:open|current)\s+(?:note|page|file)(?![\w-])"
+    r"|la\s+nota\s+(?:abierta|actual|que\s+tengo\s+abierta)(?![\w-])"
+)
+_CONNECTION_RE = re.compile(
+    rf"(?<![\w])(?P<phrase>{_PHRASE})\s*{_DETERMINER}(?:(?P<note>{_NOTE})|(?P<open>{_OPEN_NOTE}))",
+    re.IGNORECASE,
+)
+# The seed before the verb: "what does [[X]] remind me of?", "where could this book help?"
+_SUBJECT = _OPEN_NOTE.replace(r"(?=\s*(?:[?.!,;:)]|$))", "")
+_INVERTED_RE = re.compile(
+    rf"(?<![\w])(?:does|do|did|could|can|might|would|will)\s+{_DETERMINER}(?:(?P<note>{_NOTE})|(?P<open>{_SUBJECT}))"
+    rf"\s+(?P<phrase>remind\s+(?:me|you)\s+of|relate\s+to|connect\s+to|connect\s+with|help(?:\s+with)?|build\s+on)(?![\w])",
+    re.IGNORECASE,
+)
+_TARGET_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+
+
+@dataclass(frozen=True)
+class ConnectionAsk:
+    """A question about what connects to a seed note."""
+
+    phrase: str  # the words that made it one, as written ("connect to")
+    seed_mention: str | None  # the `[[Note]]` naming the seed, as written; None: the open note
+    seed_name: str | None  # the name inside it ("Launch Tidepool app")
+    text: str  # the question without the connection words and the seed: "which ideas from March?"
+
+    @property
+    def open_note(self) -> bool:
+        return self.seed_mention is None
+
+
+def find_connection(question: str) -> ConnectionAsk | None:
+    """The connection a question asks about, or None when it asks none (then any `[[Note]]` in it
+    is a scope, as before)."""
+    match = _CONNECTION_RE.search(question) or _INVERTED_RE.search(question)
+    if match is None:
+        return None
+    note = match["note"]
+    name = None
+    if note is not None:
+        target = _TARGET_RE.fullmatch(note)
+        name = target[1].strip() if target else note.strip("[]")
+    # What is left is what else the question asks (its time, its scope, a topic: "…about pricing").
+    text = question[: match.start()] + " " + question[match.end() :]
+    text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
+    return ConnectionAsk(" ".join(match["phrase"].split()), note, name, text)
