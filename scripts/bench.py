@@ -448,8 +448,9 @@ async def _index_once(
     batch_size: int | None,
     concurrency: int | None,
     timeline: MemoryTimeline | None = None,
+    provider: str = "ollama",
 ) -> dict[str, Any]:
-    from vask_server.adapters.ollama import Embedder, OllamaGateway
+    from vask_server.adapters.ollama import Embedder
     from vask_server.adapters.store import Store
     from vask_server.adapters.vault import Vault
     from vask_server.config import load_settings
@@ -466,7 +467,7 @@ async def _index_once(
         embed_concurrency=concurrency,
     )
     clock = StageClock()
-    gateway = OllamaGateway(host)
+    gateway = _gateway(provider, host)
     embedder: Any
     if model == "instant":
         embedder = InstantEmbedder()
@@ -553,10 +554,20 @@ def report_suffix(store: Any) -> str:
     return str(meta.active["suffix"])
 
 
-async def _direct_embed(texts: list[str], host: str, model: str, batch_size: int, concurrency: int) -> float:
-    from vask_server.adapters.ollama import Embedder, OllamaGateway
+def _gateway(provider: str, host: str) -> Any:
+    """The model server's client: Ollama's API at `host`, or an OpenAI-compatible one (`host` with /v1)."""
+    from vask_server.adapters.ollama import OllamaGateway
+    from vask_server.adapters.openai_api import OpenAIGateway
 
-    gateway = OllamaGateway(host)
+    return OpenAIGateway(host) if provider == "openai" else OllamaGateway(host)
+
+
+async def _direct_embed(
+    texts: list[str], host: str, model: str, batch_size: int, concurrency: int, provider: str = "ollama"
+) -> float:
+    from vask_server.adapters.ollama import Embedder
+
+    gateway = _gateway(provider, host)
     embedder = Embedder(gateway, model, batch_size=batch_size, concurrency=concurrency)
     await embedder.dimension()
     started = time.perf_counter()
@@ -669,6 +680,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
         args.batch_size = args.batch_size or defaults.embed_batch_size
         args.concurrency = args.concurrency or defaults.embed_concurrency
     texts = unique_embed_texts(args.vault)
+    host = f"{args.ollama_host.rstrip('/')}/v1" if args.provider == "openai" else args.ollama_host
     pairs = []
     for n in range(args.repeat):
         index_dir = claim_bench_dir(args.work / f"index-overhead-{n}", fresh=True)
@@ -676,11 +688,19 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
         # Alternate which goes first, so a machine getting busier or quieter during the run does not
         # favour one side.
         def direct_embed() -> float:
-            return asyncio.run(_direct_embed(texts, args.ollama_host, args.model, args.batch_size, args.concurrency))
+            return asyncio.run(_direct_embed(texts, host, args.model, args.batch_size, args.concurrency, args.provider))
 
         def full_index(index_dir: Path = index_dir) -> dict[str, Any]:
             return asyncio.run(
-                _index_once(args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency)
+                _index_once(
+                    args.vault,
+                    index_dir,
+                    host,
+                    args.model,
+                    args.batch_size,
+                    args.concurrency,
+                    provider=args.provider,
+                )
             )
 
         if n % 2 == 0:
@@ -705,6 +725,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
     record = {
         "vault": str(args.vault),
         "model": args.model,
+        "provider": args.provider,
         "embed_batch_size": args.batch_size,
         "embed_concurrency": args.concurrency,
         "texts": len(texts),
@@ -712,7 +733,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
         "ratio_median": round(statistics.median(ratios), 3),
     }
     print_table(
-        f"overhead with {args.model}",
+        f"overhead with {args.model} ({args.provider} API)",
         [
             ("texts", str(len(texts))),
             ("ratios", ", ".join(f"{r:.3f}" for r in ratios)),
@@ -1338,6 +1359,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
                 batch_size=None,
                 concurrency=None,
                 repeat=repeats,
+                provider="ollama",
             )
         )
         # 3. restart with nothing changed
@@ -1589,6 +1611,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--concurrency", type=int, default=None)
+    p.add_argument(
+        "--provider",
+        choices=("ollama", "openai"),
+        default="ollama",
+        help="the API to embed through: Ollama's, or the OpenAI-compatible one at --ollama-host + /v1",
+    )
     common(p, REAL_MODEL)
 
     p = sub.add_parser("restart", help="restart vask serve with nothing changed: time to ready, embeddings")

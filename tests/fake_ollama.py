@@ -102,6 +102,10 @@ class FakeOllama:
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     chat_streams_cancelled: int = 0
     chat_streams_completed: int = 0
+    # The OpenAI-compatible API (tests/fake_openai.py): a key it requires, and 429s it answers first
+    openai_api_key: str = ""
+    rate_limit_next: int = 0
+    retry_after: float = 0.2
 
     def __post_init__(self) -> None:
         self._rng = random.Random(1234)
@@ -123,6 +127,9 @@ class FakeOllama:
         app.router.add_post("/api/chat", self._chat)
         app.router.add_get("/fake/stats", self._stats)
         app.router.add_post("/fake/control", self._control)
+        from tests.fake_openai import add_openai_routes  # (it imports this module)
+
+        add_openai_routes(app, self)
         return app
 
     async def _root(self, _: web.Request) -> web.Response:

@@ -55,6 +55,11 @@ def test_the_help_shows_the_default_that_applies(capsys: pytest.CaptureFixture[s
 
 # One invalid value for every setting that has a rule; the folders are checked where they are used.
 BAD_VALUES = {
+    "provider": ["lmstudio", "openai-compatible"],
+    "chat_provider": ["vllm"],
+    "openai_base_url": ["localhost:1234", "ftp://127.0.0.1/v1", "http://:8000/v1", "http://127.0.0.1:99999/v1"],
+    "chat_base_url": ["gpu-box:8000"],
+    "openai_api_key": ["secret-value with spaces"],
     "ollama_host": ["ftp://127.0.0.1:11434", "127.0.0.1:99999", "http://", "http://no host"],
     "embed_model": ["two words"],
     "chat_model": [" "],

@@ -39,7 +39,16 @@ COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
 # the same, and a test holds the two together). Every setting can also come from the environment.
 _EVERY = ("vault", "index_dir", "log_level")
-_OLLAMA = ("ollama_host", "ollama_headers", "embed_model", "ollama_timeout", "ollama_retries")
+_OLLAMA = (
+    "provider",
+    "ollama_host",
+    "ollama_headers",
+    "openai_base_url",
+    "openai_api_key",
+    "embed_model",
+    "ollama_timeout",
+    "ollama_retries",
+)
 _INDEXING = (
     "chunk_tokens",
     "chunk_max_chars",
@@ -55,7 +64,7 @@ _INDEXING = (
     "pdf_timeout",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
-_ANSWERS = ("chat_model", "chat_context")
+_ANSWERS = ("chat_model", "chat_context", "chat_provider", "chat_base_url")
 FLAGS: dict[str, tuple[str, ...]] = {
     "index": (*_EVERY, *_OLLAMA, *_INDEXING),
     "ask": (*_EVERY, *_OLLAMA, *_RETRIEVAL, *_ANSWERS),
@@ -645,16 +654,20 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     configs = [preset(name, settings.min_similarity, settings.decline_sigmas, settings.top_k) for name in names]
     chat_model = settings.chat_model if args.answers else None
     if chat_model:  # a missing model stops the run here, not after the baseline index is built
-        reachable, missing = await services.gateway.probe([chat_model])
+        reachable, missing = await services.chat_gateway.probe([chat_model])
         if not reachable:
-            raise OllamaUnavailable(services.gateway.host)
+            raise OllamaUnavailable(services.chat_gateway.host, server=_server_name(services.chat_gateway.provider))
         if missing:
-            raise ModelMissing(chat_model, services.gateway.host)
+            raise ModelMissing(
+                chat_model, services.chat_gateway.host, server=_server_name(services.chat_gateway.provider)
+            )
     reports = []
     for config in configs:
         async with contextlib.AsyncExitStack() as stack:
             searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
-            answerer = QAService(searcher, services.gateway, chat_model, settings.chat_context) if chat_model else None
+            answerer = (
+                QAService(searcher, services.chat_gateway, chat_model, settings.chat_context) if chat_model else None
+            )
             outcomes = await evaluate(
                 searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k, today=args.now
             )
@@ -664,6 +677,10 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     else:
         print(render_eval(reports))
     return 0
+
+
+def _server_name(provider: str) -> str:
+    return "Ollama" if provider == "ollama" else "The OpenAI-compatible server"
 
 
 def render_eval(reports: list[dict[str, Any]]) -> str:

@@ -29,9 +29,14 @@ from vask_server.errors import ConfigError
 class Settings:
     vault: Path | None = None
     index_dir: Path | None = None
+    provider: str = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"
     # Secrets for a reverse proxy in front of Ollama: kept out of the settings' repr (and so of any log)
     ollama_headers: tuple[str, ...] = field(default=(), repr=False)
+    openai_base_url: str = "http://127.0.0.1:1234/v1"
+    openai_api_key: str = field(default="", repr=False)
+    chat_provider: str = ""
+    chat_base_url: str = ""
     embed_model: str = "mxbai-embed-large"
     chat_model: str = "qwen2.5:14b"
     chat_context: int = 8192
@@ -60,6 +65,16 @@ class Settings:
     index_pdf: bool = True
     max_pdf_bytes: int = 50_000_000
     pdf_timeout: float = 30.0
+
+    def embed_server(self) -> tuple[str, str]:
+        """(provider, address) of the server embeddings come from."""
+        return self.provider, self.ollama_host if self.provider == "ollama" else self.openai_base_url
+
+    def chat_server(self) -> tuple[str, str]:
+        """(provider, address) of the server answers come from: the embeddings' unless told otherwise."""
+        provider = self.chat_provider or self.provider
+        default = self.ollama_host if provider == "ollama" else self.openai_base_url
+        return provider, self.chat_base_url or default
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -163,6 +178,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "outside the vault so sync tools never copy it.",
     ),
     SettingSpec(
+        "provider",
+        "VASK_PROVIDER",
+        "--provider",
+        _lower,
+        "The model server: ollama, or openai for any OpenAI-compatible one (LM Studio, llama.cpp's "
+        "llama-server, vLLM, Ollama's own /v1) at VASK_OPENAI_BASE_URL. Embeddings come from it, and answers "
+        "unless VASK_CHAT_PROVIDER says otherwise.",
+    ),
+    SettingSpec(
         "ollama_host",
         "OLLAMA_HOST",
         "--ollama-host",
@@ -177,6 +201,38 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Headers sent with every request to Ollama, for a reverse proxy's authentication, as 'Name: value' "
         "(comma-separated; the flag can be repeated). Never logged or shown.",
         secret=True,
+    ),
+    SettingSpec(
+        "openai_base_url",
+        "VASK_OPENAI_BASE_URL",
+        "--openai-base-url",
+        _text,
+        "Base URL of the OpenAI-compatible server, with its /v1: http://127.0.0.1:1234/v1 (LM Studio), "
+        ":8080/v1 (llama-server), :8000/v1 (vLLM), :11434/v1 (Ollama).",
+    ),
+    SettingSpec(
+        "openai_api_key",
+        "VASK_OPENAI_API_KEY",
+        "--openai-api-key",
+        _text,
+        "API key for the OpenAI-compatible server, when it asks for one (vLLM --api-key); none is sent "
+        "when empty. Never logged, shown or written to the index.",
+        secret=True,
+    ),
+    SettingSpec(
+        "chat_provider",
+        "VASK_CHAT_PROVIDER",
+        "--chat-provider",
+        _lower,
+        "The answers' model server when it is not VASK_PROVIDER's: ollama or openai (empty: the same).",
+    ),
+    SettingSpec(
+        "chat_base_url",
+        "VASK_CHAT_BASE_URL",
+        "--chat-base-url",
+        _text,
+        "The answers' server when it is another one than the embeddings': an Ollama host, or an "
+        "OpenAI-compatible base URL with /v1 (empty: OLLAMA_HOST or VASK_OPENAI_BASE_URL, by provider).",
     ),
     SettingSpec(
         "embed_model",
@@ -443,6 +499,21 @@ def _host(value: str) -> str | None:
     return "must be an IP address or a host name, such as 127.0.0.1"
 
 
+PROVIDERS = ("ollama", "openai")
+
+
+def _web_url(value: str, what: str) -> str | None:
+    """An http(s) URL with a host (a model server's)."""
+    try:
+        split = urllib.parse.urlsplit(value)
+        split.port  # noqa: B018 (a port that is no number, or out of range, raises here)
+    except ValueError:
+        return f"must be {what}"
+    if split.scheme not in ("http", "https") or not split.hostname or _host(split.hostname) is not None:
+        return f"must be {what}"
+    return None
+
+
 def _ollama_url(value: str) -> str | None:
     """The forms Ollama's own client accepts: `host`, `host:port`, `http(s)://host[:port][/path]`."""
     problem = "must be Ollama's address, such as http://127.0.0.1:11434 or 127.0.0.1:11434"
@@ -493,6 +564,13 @@ def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
 
 
 _RULES: dict[str, Rule] = {
+    "provider": _one_of(PROVIDERS),
+    "chat_provider": _one_of(("", *PROVIDERS)),
+    "openai_base_url": lambda value: _web_url(value, "an OpenAI-compatible base URL, such as http://127.0.0.1:1234/v1"),
+    "chat_base_url": lambda value: (
+        _web_url(value, "a server's address, such as http://gpu-box:8000/v1") if value else None
+    ),
+    "openai_api_key": lambda value: "must not hold spaces or line breaks" if any(c.isspace() for c in value) else None,
     "ollama_host": _ollama_url,
     "ollama_headers": _header_lines,
     "allowed_hosts": _host_names,

@@ -136,15 +136,17 @@ class ConfigError(VaskError):
 
 
 class OllamaUnavailable(VaskError):
+    """The model server (Ollama, or an OpenAI-compatible one) cannot be reached."""
+
     code = "ollama_unavailable"
     status = 503
-    summary = "Ollama is not reachable"
+    summary = "The model server (Ollama or an OpenAI-compatible one) is not reachable"
 
-    def __init__(self, host: str, detail: str = "") -> None:
-        message = f"Ollama is not reachable at {host}"
+    def __init__(self, host: str, detail: str = "", *, server: str = "Ollama", start: str = "") -> None:
+        message = f"{server} is not reachable at {host}"
         if detail:
             message += f" ({detail})"
-        hint = (
+        hint = start or (
             "Start Ollama with `ollama serve` (or open the Ollama app), or point OLLAMA_HOST at the host where it runs."
         )
         if "certificate" in detail:
@@ -153,7 +155,8 @@ class OllamaUnavailable(VaskError):
                 "publicly trusted certificate on that host."
             )
         elif "https" in detail:
-            hint = "Check OLLAMA_HOST's scheme: https:// for a server (or proxy) that speaks TLS, http:// otherwise."
+            setting = "OLLAMA_HOST" if server == "Ollama" else "the server's URL"
+            hint = f"Check {setting}'s scheme: https:// for a server (or proxy) that speaks TLS, http:// otherwise."
         super().__init__(message, hint)
         self.host = host
 
@@ -161,13 +164,14 @@ class OllamaUnavailable(VaskError):
 class ModelMissing(VaskError):
     code = "model_missing"
     status = 503
-    summary = "A model is not pulled in Ollama"
+    summary = "A model is not pulled in Ollama, or not served by the OpenAI-compatible server"
 
-    def __init__(self, model: str, host: str = "") -> None:
+    def __init__(self, model: str, host: str = "", *, server: str = "Ollama", fix: str = "") -> None:
         where = f" on {host}" if host else ""
         super().__init__(
-            f"The model '{model}' is not available in Ollama{where}",
-            f"Pull it with `ollama pull {model}`, or choose another model (VASK_EMBED_MODEL / VASK_CHAT_MODEL).",
+            f"The model '{model}' is not available in {server}{where}",
+            (fix or f"Pull it with `ollama pull {model}`")
+            + ", or choose another model (VASK_EMBED_MODEL / VASK_CHAT_MODEL).",
         )
         self.model = model
 

@@ -1,8 +1,10 @@
-"""Ollama down at start, going down mid-index, failing intermittently, or very slow: nothing lost,
-the index catches up by itself, and the server keeps answering meanwhile."""
+"""The model server down at start, going down mid-index, failing intermittently, or very slow: nothing
+lost, the index catches up by itself, and the server keeps answering meanwhile. Every test runs twice:
+through Ollama's API, and through the OpenAI-compatible one (the same fake serves both)."""
 
 import asyncio
 import shutil
+import sys
 import time
 
 import pytest
@@ -15,9 +17,18 @@ from vask_server.errors import OllamaUnavailable
 from vask_server.services.context import open_services
 
 pytestmark = pytest.mark.reliability
+PROVIDER = "ollama"  # set for each test by the fixture below
+
+
+@pytest.fixture(params=["ollama", "openai"], autouse=True)
+def provider(request, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "PROVIDER", request.param)
+    return request.param
 
 
 def settings(vault, index_dir, url, **extra):
+    if PROVIDER == "openai":
+        extra = {"provider": "openai", "openai_base_url": f"{url}/v1", **extra}
     values = {
         "vault": vault,
         "index_dir": index_dir,

@@ -15,7 +15,7 @@ import re
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import numpy as np
@@ -23,6 +23,9 @@ import ollama
 
 from vask_server.core.embed_prompts import prompts_for
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
+
+if TYPE_CHECKING:
+    from vask_server.adapters.gateway import ModelGateway
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,7 +57,8 @@ def _chain_text(exc: BaseException) -> str:
     return " | ".join(parts)
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
+    """Why a request to a model server failed, in a few words a person can act on."""
     text = _chain_text(exc)
     lowered = text.lower()
     if "certificate" in lowered or "ssl" in lowered or "tls" in lowered:
@@ -82,6 +86,8 @@ def _is_missing_model(exc: ollama.ResponseError) -> bool:
 
 class OllamaGateway:
     """One Ollama host. Takes its client as an argument so tests can point it anywhere."""
+
+    provider = "ollama"
 
     def __init__(
         self,
@@ -135,7 +141,7 @@ class OllamaGateway:
                 refused = isinstance(exc, ConnectionError | httpx.ConnectError | httpx.RemoteProtocolError)
                 if attempt >= (min(self.retries, 2) if refused else self.retries):
                     self._saw(False)
-                    raise OllamaUnavailable(self.host, _describe(exc)) from None
+                    raise OllamaUnavailable(self.host, describe_failure(exc)) from None
                 reason = type(exc).__name__
             else:
                 self._saw(True)
@@ -156,7 +162,7 @@ class OllamaGateway:
         return vectors
 
     async def chat_stream(
-        self, model: str, messages: list[dict[str, str]], options: dict[str, Any] | None = None
+        self, model: str, messages: list[dict[str, str]], options: Mapping[str, Any] | None = None
     ) -> AsyncIterator[str]:
         """Streams the answer's text. Only the opening of the stream is retried: once tokens have
         been shown, a retry would repeat them."""
@@ -181,7 +187,7 @@ class OllamaGateway:
             raise OllamaFailed(f"Ollama chat with '{model}' at {self.host} failed mid-answer: {exc.error}") from None
         except (ConnectionError, httpx.TransportError) as exc:
             self._saw(False)
-            raise OllamaUnavailable(self.host, _describe(exc)) from None
+            raise OllamaUnavailable(self.host, describe_failure(exc)) from None
         finally:
             # Closing the stream closes the HTTP response, which is how Ollama learns to stop
             # generating when our own client went away.
@@ -210,7 +216,7 @@ async def _empty() -> AsyncIterator[Any]:
 class Embedder:
     """Turns texts into unit vectors with one model: batching and bounded concurrency live here."""
 
-    def __init__(self, gateway: OllamaGateway, model: str, *, batch_size: int = 32, concurrency: int = 2):
+    def __init__(self, gateway: ModelGateway, model: str, *, batch_size: int = 32, concurrency: int = 2):
         self.gateway = gateway
         self.model = model
         self.batch_size = batch_size

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.ollama import Embedder, OllamaGateway
+from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import Settings, header_dict
@@ -23,22 +25,43 @@ class Services:
     settings: Settings
     vault_root: Path
     index_dir: Path
-    gateway: OllamaGateway
+    gateway: ModelGateway  # embeddings (and answers, unless chat_gateway is another server)
     store: Store
     vault: Vault
     indexer: Indexer
     searcher: Searcher
     qa: QAService
+    chat_gateway: ModelGateway  # answers: the same object as `gateway` when it is the same server
+
+    async def close(self) -> None:
+        await self.searcher.close()
+        await self.gateway.close()
+        if self.chat_gateway is not self.gateway:
+            await self.chat_gateway.close()
 
 
-async def build_services(settings: Settings, *, gateway: OllamaGateway | None = None) -> Services:
-    vault_root = settings.require_vault()
-    index_dir = settings.resolved_index_dir()
-    gateway = gateway or OllamaGateway(
-        settings.ollama_host,
+def make_gateway(settings: Settings, provider: str, address: str) -> ModelGateway:
+    """The gateway to `address`, speaking `provider`'s API, with the settings' timeout and retries."""
+    if provider == "openai":
+        return OpenAIGateway(
+            address, api_key=settings.openai_api_key, timeout=settings.ollama_timeout, retries=settings.ollama_retries
+        )
+    return OllamaGateway(
+        address,
         timeout=settings.ollama_timeout,
         retries=settings.ollama_retries,
         headers=header_dict(settings.ollama_headers),
+    )
+
+
+async def build_services(settings: Settings, *, gateway: ModelGateway | None = None) -> Services:
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    gateway = gateway or make_gateway(settings, *settings.embed_server())
+    chat_gateway = (
+        gateway
+        if settings.chat_server() == settings.embed_server()
+        else make_gateway(settings, *settings.chat_server())
     )
     store = await Store.open(index_dir)
     vault = Vault(vault_root)
@@ -50,8 +73,8 @@ async def build_services(settings: Settings, *, gateway: OllamaGateway | None = 
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
-    qa = QAService(searcher, gateway, settings.chat_model, settings.chat_context)
-    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa)
+    qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
+    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)
 
 
 @asynccontextmanager
@@ -60,8 +83,7 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
     try:
         yield services
     finally:
-        await services.searcher.close()
-        await services.gateway.close()
+        await services.close()
 
 
 async def index_status(services: Services, *, check: bool = False) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from vask_server.adapters.ollama import OllamaGateway
+from vask_server.adapters.gateway import ModelGateway
 from vask_server.core.citations import extract_citations, unique_sources
 from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, previous_question
 from vask_server.core.question import Understood
@@ -39,7 +39,7 @@ class AskRequest:
 
 
 class QAService:
-    def __init__(self, searcher: Searcher, gateway: OllamaGateway, chat_model: str, context_tokens: int) -> None:
+    def __init__(self, searcher: Searcher, gateway: ModelGateway, chat_model: str, context_tokens: int) -> None:
         self.searcher = searcher
         self.gateway = gateway
         self.chat_model = chat_model

@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
-from vask_server.adapters.ollama import Embedder, OllamaGateway
+from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import ReleaseWhenQuiet, Store
 from vask_server.core.models import Hit
 from vask_server.core.question import Understood, understand
@@ -143,7 +144,7 @@ class _IndexCache:
 
 
 class Searcher:
-    def __init__(self, store: Store, gateway: OllamaGateway, config: RetrievalConfig | None = None) -> None:
+    def __init__(self, store: Store, gateway: ModelGateway, config: RetrievalConfig | None = None) -> None:
         self.store = store
         self.gateway = gateway
         self.config = config or RetrievalConfig()

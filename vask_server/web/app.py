@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from vask_server.adapters.ollama import OllamaGateway
+from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.token import TokenRegistry, ensure_first_token
 from vask_server.adapters.watcher import VaultWatcher
 from vask_server.config import Settings
@@ -33,7 +33,7 @@ MAX_BODY_BYTES = 1_000_000
 def create_app(
     settings: Settings,
     *,
-    gateway: OllamaGateway | None = None,
+    gateway: ModelGateway | None = None,
     watch: bool = True,
     token: str | None = None,
     limiter: FailureLimiter | None = None,
@@ -76,8 +76,7 @@ def create_app(
             if watcher is not None:
                 watcher.stop()
             await live.stop()
-            await services.searcher.close()
-            await services.gateway.close()
+            await services.close()
             tokens.flush()  # the last-used times not yet written
 
     app.cleanup_ctx.append(services_ctx)

@@ -64,14 +64,27 @@ async def health(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
     services, live = _services(request), _live(request)
     settings = services.settings
-    reachable, missing = await services.gateway.probe([settings.embed_model, settings.chat_model])
+    embeds, chats = services.gateway, services.chat_gateway
+    if chats is embeds:
+        reachable, missing = await embeds.probe([settings.embed_model, settings.chat_model])
+        chat_reachable = reachable
+    else:
+        (reachable, missing), (chat_reachable, chat_missing) = await asyncio.gather(
+            embeds.probe([settings.embed_model]), chats.probe([settings.chat_model])
+        )
+        missing = [*missing, *chat_missing]
     counts = live.counts
     return web.json_response(
         {
             "status": "ok",
             "version": __version__,
             "vault": str(services.vault_root),
-            "ollama": {"host": services.gateway.host, "reachable": reachable},
+            # (the embeddings' server under its old name, which clients read)
+            "ollama": {"host": embeds.host, "reachable": reachable},
+            "servers": {
+                "embed": {"provider": embeds.provider, "url": embeds.host, "reachable": reachable},
+                "chat": {"provider": chats.provider, "url": chats.host, "reachable": chat_reachable},
+            },
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
             "index": {
                 "notes": counts.get("notes", 0),

@@ -1,0 +1,25 @@
+"""What vask asks of a model server, whichever API it speaks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Protocol
+
+
+class ModelGateway(Protocol):
+    """Ollama's API (adapters/ollama.py) or an OpenAI-compatible one (adapters/openai_api.py)."""
+
+    provider: str  # "ollama" or "openai"
+    host: str  # its address as messages show it (no credentials)
+    reachable: bool | None  # what the last request found; None before any
+    contacted: float  # when (time.monotonic())
+
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def chat_stream(
+        self, model: str, messages: list[dict[str, str]], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[str]: ...
+
+    async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]: ...
+
+    async def close(self) -> None: ...
