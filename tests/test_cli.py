@@ -99,6 +99,9 @@ def test_status_json(cli_env, vault, capsys):
     assert status["notes"] >= 40 and status["chunks"] >= status["notes"]
     assert status["model"] == "fake-embed" and status["dimension"] == 96
     assert isinstance(status["failed"], list)
+    assert status["servers"]["embed"]["provider"] == "ollama" and "api_key" not in status["servers"]
+    code, out, _ = run(capsys, "status", "--vault", str(vault))
+    assert code == 0 and "servers:    embeddings ollama at http://127.0.0.1:" in out and "answers the same" in out
 
 
 def test_errors_are_clear_and_exit_nonzero(cli_env, tmp_path, capsys, monkeypatch):

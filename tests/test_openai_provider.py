@@ -68,6 +68,7 @@ async def test_the_api_key_is_sent_and_never_shown_logged_or_kept(fake_ollama, v
             health = await (await api.get("/v1/health")).json()
             assert status["notes"] > 40
         assert KEY not in json.dumps(status) + json.dumps(health)
+        assert status["servers"]["api_key"] == "set" and status["servers"]["embed"]["provider"] == "openai"
         index_files = [p for p in settings.resolved_index_dir().rglob("*") if p.is_file()]
         assert index_files and not any(KEY.encode() in p.read_bytes() for p in index_files)
         assert KEY not in caplog.text

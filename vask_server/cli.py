@@ -608,6 +608,10 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    embed, chat = status["servers"]["embed"], status["servers"]["chat"]
+    key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
+    answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"
+    print(f"servers:    embeddings {embed['provider']} at {embed['url']}; answers {answers}{key}")
     excluded = status.get("excluded") or {}
     if excluded:
         rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())

@@ -123,4 +123,16 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
         "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
+        "servers": servers(services),
+    }
+
+
+def servers(services: Services) -> dict[str, Any]:
+    """The model servers embeddings and answers come from, and whether an API key is set (never it)."""
+    settings = services.settings
+    used = {services.gateway.provider, services.chat_gateway.provider}
+    return {
+        "embed": {"provider": services.gateway.provider, "url": services.gateway.host},
+        "chat": {"provider": services.chat_gateway.provider, "url": services.chat_gateway.host},
+        **({"api_key": "set" if settings.openai_api_key else "not set"} if "openai" in used else {}),
     }
