@@ -22,7 +22,7 @@ import {
 	type VaskSettings,
 } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
-import { AutoTransport, bufferedTransport, fetchTransport, type RequestUrlLike, type Transport } from './lib/transport';
+import { AutoTransport, bufferedTransport, fetchTransport, type Transport } from './lib/transport';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
 import { AskModal } from './view/AskModal';
@@ -137,7 +137,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 	}
 
 	private get localStorageApp(): LocalStorageApp {
-		return this.app as unknown as LocalStorageApp;
+		return this.app;
 	}
 
 	/** Device storage exists from Obsidian 1.8.7; before that the URL and token stay in data.json. */
@@ -181,7 +181,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	/** Streaming fetch where it reaches the server, else Obsidian's requestUrl (chosen on first use). */
 	makeTransports(): { streaming: Transport; buffered: Transport } {
-		return { streaming: fetchTransport(), buffered: bufferedTransport(requestUrl as unknown as RequestUrlLike) };
+		return { streaming: fetchTransport(), buffered: bufferedTransport(requestUrl) };
 	}
 
 	private makeClient(): VaskClient {

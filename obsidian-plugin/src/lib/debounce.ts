@@ -72,7 +72,7 @@ export class PathBatcher {
 	private readonly timers: Timers;
 
 	constructor(
-		private readonly send: (paths: string[]) => Promise<unknown> | unknown,
+		private readonly send: (paths: string[]) => unknown,
 		private readonly opts: PathBatcherOptions = {},
 	) {
 		this.wait = opts.wait ?? 1000;

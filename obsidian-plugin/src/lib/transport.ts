@@ -56,8 +56,9 @@ export function fetchTransport(fetchImpl?: FetchLike): Transport {
 	};
 }
 
-function abortError(signal: AbortSignal): unknown {
-	return signal.reason ?? new DOMException('aborted', 'AbortError');
+function abortError(signal: AbortSignal): Error {
+	const reason: unknown = signal.reason;
+	return reason instanceof Error ? reason : new DOMException('aborted', 'AbortError');
 }
 
 /**
@@ -85,7 +86,7 @@ export function bufferedTransport(requestUrl: RequestUrlLike): Transport {
 					},
 					(err: unknown) => {
 						signal?.removeEventListener('abort', onAbort);
-						reject(err);
+						reject(err instanceof Error ? err : new Error(String(err)));
 					},
 				);
 			}),

@@ -36,7 +36,8 @@ export interface FileProblem {
 }
 
 export interface IndexStatus {
-	state: 'idle' | 'indexing' | string;
+	/** "idle", "indexing", or another state a newer server names. */
+	state: string;
 	notes: number;
 	chunks: number;
 	pending: number;
@@ -85,7 +86,8 @@ export interface SearchHit {
 
 export interface SearchResponse {
 	hits: SearchHit[];
-	mode: 'hybrid' | 'keyword' | string;
+	/** "hybrid", "vector", "keyword" (Ollama down) or "connections". */
+	mode: string;
 	scope?: ScopeInfo | null;
 }
 
@@ -211,7 +213,8 @@ export interface RelatedNote {
 	path: string;
 	title: string;
 	score: number;
-	reason: 'links to' | 'linked from' | 'similar' | string;
+	/** "links to", "linked from" or "similar". */
+	reason: string;
 }
 
 export interface RelatedResponse {
@@ -225,7 +228,8 @@ export interface ReindexResponse {
 
 /** Payload of `event: status` on GET /v1/events. */
 export interface StatusEvent {
-	state: 'idle' | 'indexing' | string;
+	/** "idle", "indexing", or another state a newer server names. */
+	state: string;
 	notes: number;
 	chunks: number;
 	pending: number;
