@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
-COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval")
+COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval", "doctor")
+DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed (each is printed with its fix)
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
 # the same, and a test holds the two together). Every setting can also come from the environment.
@@ -71,6 +72,21 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "search": (*_EVERY, *_OLLAMA, *_RETRIEVAL),
     "status": (*_EVERY, "embed_model"),
     "serve": tuple(s.name for s in SETTINGS),
+    # (what the checks read: the model servers, the vault as indexing scans it, serve's address and TLS)
+    "doctor": (
+        *_EVERY,
+        *_OLLAMA,
+        *_ANSWERS,
+        "host",
+        "port",
+        "tls_cert",
+        "tls_key",
+        "date_keys",
+        "exclude",
+        "obsidian_excluded",
+        "index_canvas",
+        "index_pdf",
+    ),
     "token": _EVERY,
     # the seed design's index (`--compare`) is built with the indexing settings
     "eval": (*_EVERY, *_OLLAMA, *_INDEXING, *_RETRIEVAL, *_ANSWERS),
@@ -140,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("token", help="the bearer tokens the plugin needs, one per device: print, add, list, revoke")
     token_cli.add_arguments(p)
     _add_setting_flags(p, FLAGS["token"])
+
+    p = sub.add_parser(
+        "doctor", help="check the model servers, models, vault, index, port, TLS and plugin; say how to fix each"
+    )
+    p.add_argument("--json", action="store_true")
+    _add_setting_flags(p, FLAGS["doctor"])
 
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
@@ -270,7 +292,7 @@ _TOKEN_ACTIONS = ("add", "list", "revoke")
 def _is_command(name: str, words: list[str]) -> bool:
     if name in ("ask", "search"):
         return True  # (their words are the question: `vask search tax return` searches for "tax return")
-    if name in ("index", "status", "serve"):
+    if name in ("index", "status", "serve", "doctor"):
         return not words
     if name == "token":
         return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
@@ -334,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(run_server(settings, watch=not args.no_watch))
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
+        if args.command == "doctor":
+            return asyncio.run(_doctor(args, settings))
         return asyncio.run(_run(args, settings))
     except VaskError as exc:
         _print_error(exc)
@@ -681,6 +705,23 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     else:
         print(render_eval(reports))
     return 0
+
+
+async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from vask_server.services.doctor import healthy, run_checks
+
+    checks = await run_checks(settings)
+    ok = healthy(checks)
+    if args.json:
+        print(json.dumps({"ok": ok, "checks": [c.to_dict() for c in checks]}, ensure_ascii=False, indent=2))
+    else:
+        for check in checks:
+            mark = "ok " if check.ok else ("!! " if check.required else "-- ")
+            print(f"{mark} {check.name}: {check.detail}")
+            if not check.ok and check.fix:
+                print(f"    fix: {check.fix}")
+        print("All is well." if ok else "Fix the lines marked !! above, then run `vask doctor` again.")
+    return 0 if ok else DOCTOR_FOUND_PROBLEMS
 
 
 def _server_name(provider: str) -> str:

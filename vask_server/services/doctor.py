@@ -1,0 +1,233 @@
+"""`vask doctor`: every check between a fresh install and a first answer, each problem with the command
+that fixes it. Reads and asks; changes nothing (no index is built, no model pulled)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from vask_server import __version__
+from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.meta import read_meta
+from vask_server.config import Settings
+from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
+from vask_server.core.plan import plan_scan
+from vask_server.errors import VaskError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # what was checked, in a few words ("Ollama", "embedding model")
+    ok: bool
+    detail: str  # what was found
+    fix: str = ""  # the command or step that fixes it, when not ok
+    required: bool = True  # False: said, but not a reason to exit non-zero (the plugin, for a CLI user)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def run_checks(settings: Settings) -> list[Check]:
+    """Every check, in the order a person fixes things: the model servers, the models, the vault, the
+    index, the port, TLS, the plugin."""
+    from vask_server.services.context import make_gateway  # (the database's import is not needed before)
+
+    checks: list[Check] = []
+    embed_server, chat_server = settings.embed_server(), settings.chat_server()
+    embeds = make_gateway(settings, *embed_server)
+    chats = embeds if chat_server == embed_server else make_gateway(settings, *chat_server)
+    try:
+        for role, gateway, model in (
+            ("embeddings", embeds, settings.embed_model),
+            ("answers", chats, settings.chat_model),
+        ):
+            reachable, missing = await gateway.probe([model])
+            if role == "embeddings" or gateway is not embeds:  # (one server for both: checked once)
+                checks.append(_server_check(gateway, reachable, "embeddings and answers" if chats is embeds else role))
+            if reachable:
+                checks.append(await _model_check(gateway, model, role, missing, settings))
+    finally:
+        await embeds.close()
+        if chats is not embeds:
+            await chats.close()
+    vault = _vault_check(settings)
+    checks.append(vault)
+    if vault.ok:
+        checks.append(await asyncio.to_thread(_index_check, settings))
+    checks.append(_port_check(settings))
+    if settings.tls_cert is not None or settings.tls_key is not None:
+        checks.append(_tls_check(settings))
+    if vault.ok:
+        checks.append(_plugin_check(settings))
+    return checks
+
+
+def _server_name(gateway: ModelGateway) -> str:
+    return "Ollama" if gateway.provider == "ollama" else "OpenAI-compatible server"
+
+
+def _server_check(gateway: ModelGateway, reachable: bool, role: str) -> Check:
+    name = f"{_server_name(gateway)} ({role})"
+    if reachable:
+        return Check(name, True, f"reachable at {gateway.host}")
+    if gateway.provider == "ollama":
+        fix = "Start it with `ollama serve` (or open the Ollama app), or set OLLAMA_HOST to where it runs."
+    else:
+        fix = "Start the server (LM Studio: Developer > Start server), or set VASK_OPENAI_BASE_URL to where it runs."
+    return Check(name, False, f"not reachable at {gateway.host}", fix)
+
+
+async def _model_check(gateway: ModelGateway, model: str, role: str, missing: list[str], settings: Settings) -> Check:
+    name = "embedding model" if role == "embeddings" else "chat model"
+    if model in missing:
+        fix = (
+            f"`ollama pull {model}`"
+            if gateway.provider == "ollama"
+            else f"load '{model}' in the server (its API identifier), or set the model's name"
+        )
+        setting = "VASK_EMBED_MODEL" if role == "embeddings" else "VASK_CHAT_MODEL"
+        return Check(
+            name, False, f"'{model}' is not available at {gateway.host}", f"{fix}; or choose another ({setting})"
+        )
+    if role == "answers":
+        return Check(name, True, f"'{model}' (context window asked: {settings.chat_context} tokens, VASK_CHAT_CONTEXT)")
+    try:
+        vectors = await gateway.embed(model, ["vask doctor"])
+    except VaskError as exc:
+        return Check(name, False, f"'{model}' did not embed a test text: {exc.message}", exc.hint)
+    return Check(name, True, f"'{model}', {len(vectors[0])} dimensions")
+
+
+def _vault_check(settings: Settings) -> Check:
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.options import excluder_for, index_options
+
+    try:
+        root = settings.require_vault()
+        vault = Vault(root)
+        options = index_options(settings, vault)
+        scan = vault.scan(excluder_for(options, vault), options.file_types)
+    except VaskError as exc:
+        return Check("vault", False, exc.message, exc.hint)
+    except OSError as exc:
+        return Check(
+            "vault", False, f"cannot read it: {exc.strerror}", "Check the path and that this user can read it."
+        )
+    kinds = {MARKDOWN: 0, CANVAS: 0, PDF: 0}
+    for path in scan.notes:
+        kind = file_type(path)
+        if kind in kinds:
+            kinds[kind] += 1
+    held = f"{_count(kinds[MARKDOWN], 'note')}, {_count(kinds[CANVAS], 'board')}, {_count(kinds[PDF], 'PDF')}"
+    extra = f"; {len(scan.excluded)} excluded" if scan.excluded else ""
+    if not scan.notes:
+        return Check(
+            "vault", False, f"{root} holds no notes", "Point --vault (VASK_VAULT) at the Obsidian vault folder."
+        )
+    return Check("vault", True, f"{root}: {held}{extra}")
+
+
+def _index_check(settings: Settings) -> Check:
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.options import excluder_for, index_options
+
+    index_dir = settings.resolved_index_dir()
+    meta = read_meta(index_dir)
+    if not meta.active:
+        return Check(
+            "index", False, f"not built yet ({index_dir})", "`vask index` (or start `vask serve`, which builds it)"
+        )
+    model, dimension = meta.active.get("model"), meta.active.get("dimension")
+    if model != settings.embed_model:
+        return Check(
+            "index", False, f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
+        )
+    behind = asyncio.run(_behind(settings, meta.active["suffix"], index_dir))
+    vault = Vault(settings.require_vault())
+    options = index_options(settings, vault)
+    scan = vault.scan(excluder_for(options, vault), options.file_types)
+    plan = plan_scan(scan.notes, behind)
+    late = len(plan.changed) + len(plan.deleted)
+    detail = f"'{model}', {dimension}-d, last sync {meta.last_sync}"
+    if late:
+        return Check(
+            "index",
+            False,
+            f"{detail}; {_count(late, 'note')} changed since",
+            "`vask index` (a running `vask serve` does it itself)",
+        )
+    return Check("index", True, f"{detail}; up to date")
+
+
+async def _behind(settings: Settings, suffix: str, index_dir: Path) -> Any:
+    from vask_server.adapters.store import Store
+
+    store = await Store.open(index_dir)
+    return (await store.manifest(suffix, with_links=False)).stamps()
+
+
+def _port_check(settings: Settings) -> Check:
+    host, port = settings.host, settings.port
+    if port == 0:
+        return Check("port", True, "any free port (VASK_PORT 0)")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            if _vask_answers(host, port):
+                return Check("port", True, f"{host}:{port}: `vask serve` is running there")
+            return Check(
+                "port", False, f"{host}:{port} is used by another program", "Choose another with --port (VASK_PORT)."
+            )
+    return Check("port", True, f"{host}:{port} is free for `vask serve`")
+
+
+def _vask_answers(host: str, port: int) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/v1/health", timeout=2) as response:
+            return bool(json.loads(response.read()).get("status") == "ok")
+    except (OSError, ValueError):
+        return False
+
+
+def _tls_check(settings: Settings) -> Check:
+    from vask_server.web.tls import server_ssl_context
+
+    try:
+        server_ssl_context(settings)
+    except VaskError as exc:
+        return Check("TLS", False, exc.message, exc.hint)
+    return Check("TLS", True, f"{settings.tls_cert} with its key")
+
+
+def _plugin_check(settings: Settings) -> Check:
+    root = settings.require_vault()
+    manifest = root / ".obsidian" / "plugins" / "vask" / "manifest.json"
+    install = "Install it: obsidian-plugin/README.md, 'Install into a vault'."
+    if not manifest.is_file():
+        return Check("Obsidian plugin", False, "not installed in this vault", install, required=False)
+    try:
+        version = str(json.loads(manifest.read_text("utf-8")).get("version", "?"))
+    except (OSError, ValueError):
+        return Check("Obsidian plugin", False, "its manifest.json cannot be read", install, required=False)
+    same = version.split(".")[:2] == __version__.split(".")[:2]
+    detail = f"version {version}, server {__version__}"
+    if not same:
+        return Check("Obsidian plugin", False, f"{detail}: not the same release", install, required=False)
+    return Check("Obsidian plugin", True, detail, required=False)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'' if number == 1 else 's'}"
+
+
+def healthy(checks: list[Check]) -> bool:
+    return all(check.ok for check in checks if check.required)
