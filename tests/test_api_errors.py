@@ -129,6 +129,16 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
     async with running_app(settings_for(vault, **down), wait=False) as api:
         assert (await api.search("sourdough starter"))["mode"] == "keyword"
         await seen.expect_event(api, {"question": "sourdough starter"}, "ollama_unavailable")
+        await seen.expect(api, "GET", "/v1/models", "ollama_unavailable")
+
+    # An OpenAI-compatible server that wants a key and is given a wrong one: it will not list its models
+    fake_ollama.fake.openai_api_key = "sk-right"
+    try:
+        wrong_key = {"provider": "openai", "openai_base_url": f"{fake_ollama.url}/v1", "openai_api_key": "sk-wrong"}
+        async with running_app(settings_for(vault, **wrong_key), wait=False) as api:
+            await seen.expect(api, "GET", "/v1/models", "ollama_error")
+    finally:
+        fake_ollama.fake.openai_api_key = ""
 
     routing = seen.by_operation.pop(("/v1/nothing", "get")) | seen.by_operation.pop(("/v1/search", "get"))
     assert {code for _, code in routing} <= set(DOCUMENT["components"]["schemas"]["ErrorCode"]["enum"])

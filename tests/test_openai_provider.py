@@ -137,3 +137,22 @@ def test_the_settings_are_checked_and_documented(cli_env, vault, capsys, monkeyp
     assert main(["status", "--vault", str(vault)]) == 2
     err = capsys.readouterr().err
     assert "(value not shown)" in err and "two words" not in err
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+async def test_the_models_each_server_serves(fake_ollama, vault, settings_for, provider):
+    extra = openai_settings(fake_ollama.url) if provider == "openai" else {}
+    async with running_app(settings_for(vault, **extra)) as api:
+        body = await (await api.get("/v1/models")).json()
+        assert body["chat"]["provider"] == provider and body["chat"]["configured"] == CHAT_MODEL
+        assert CHAT_MODEL in body["chat"]["models"] and EMBED_MODEL in body["embed"]["models"]
+        assert all(not name.endswith(":latest") for name in body["chat"]["models"])
+
+
+async def test_the_models_of_a_server_that_is_down_are_a_clear_503(fake_ollama, vault, settings_for):
+    down = settings_for(vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with running_app(down, wait=False) as api:
+        response = await api.get("/v1/models")
+        body = await response.json()
+        assert response.status == 503 and body["error"]["code"] == "ollama_unavailable"
+        assert "http://127.0.0.1:9" in body["error"]["message"] and "ollama serve" in body["error"]["hint"]

@@ -195,6 +195,16 @@ class OllamaGateway:
             if close is not None:
                 await close()
 
+    async def models(self, timeout: float = 5.0) -> list[str]:
+        """The models Ollama has, by the names vask's settings take (":latest" left off)."""
+        try:
+            response = await asyncio.wait_for(self._client.list(), timeout)
+        except (ConnectionError, httpx.TransportError, TimeoutError, ollama.ResponseError) as exc:
+            self._saw(False)
+            raise OllamaUnavailable(self.host, describe_failure(exc)) from None
+        self._saw(True)
+        return sorted({m.model.removesuffix(":latest") for m in response.models if m.model})
+
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is Ollama up, and which of `models` are missing."""
         try:

@@ -180,6 +180,25 @@ class OpenAIGateway:
         finally:
             await response.aclose()
 
+    async def models(self, timeout: float = 5.0) -> list[str]:
+        """The models the server serves (`/v1/models`), by the names requests take."""
+        try:
+            response = await asyncio.wait_for(self._client.get(f"{self.base_url}/models"), timeout)
+        except (httpx.TransportError, TimeoutError) as exc:
+            self._saw(False)
+            raise OllamaUnavailable(self.host, describe_failure(exc), server=SERVER, start=_START) from None
+        self._saw(True)
+        if response.status_code >= 400:
+            raise OllamaFailed(
+                f"{SERVER} at {self.host} did not list its models "
+                f"(HTTP {response.status_code}): {_error_text(response)}",
+                "Check VASK_OPENAI_API_KEY and the server's log.",
+            )
+        try:
+            return sorted({str(item["id"]) for item in response.json().get("data", [])})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise OllamaFailed(f"{SERVER} at {self.host} listed its models in a shape not OpenAI's") from None
+
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is the server up, and which of `models` it does not serve."""
         try:

@@ -407,6 +407,33 @@ def _document() -> dict[str, Any]:
                     "responses": {"200": _json({"type": "object", "required": ["status"]}), **_errors()},
                 }
             },
+            "/v1/models": {
+                "get": {
+                    "summary": "The models each model server serves (embeddings', answers'), for choosing a chat model",
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "required": ["embed", "chat"],
+                                "properties": {
+                                    role: {
+                                        "type": "object",
+                                        "required": ["provider", "url", "configured", "models"],
+                                        "properties": {
+                                            "provider": {"type": "string", "enum": ["ollama", "openai"]},
+                                            "url": {"type": "string"},
+                                            "configured": {"type": "string", "description": "the model vask uses"},
+                                            "models": {"type": "array", "items": {"type": "string"}},
+                                        },
+                                    }
+                                    for role in ("embed", "chat")
+                                },
+                            }
+                        ),
+                        **_errors(OllamaUnavailable, OllamaFailed),
+                    },
+                }
+            },
             "/v1/status": {
                 "get": {
                     "summary": "Index detail: state, pending, in progress, skipped and failed files with reasons",

@@ -98,6 +98,21 @@ async def health(request: web.Request) -> web.Response:
     )
 
 
+@routes.get("/v1/models")
+async def models(request: web.Request) -> web.Response:
+    """What each model server serves, for choosing a chat model (the plugin's settings suggest them)."""
+    services = _services(request)
+    settings = services.settings
+    roles = {"embed": (services.gateway, settings.embed_model), "chat": (services.chat_gateway, settings.chat_model)}
+    listed = await asyncio.gather(*(gateway.models() for gateway, _ in roles.values()))
+    return web.json_response(
+        {
+            role: {"provider": gateway.provider, "url": gateway.host, "configured": model, "models": names}
+            for (role, (gateway, model)), names in zip(roles.items(), listed, strict=True)
+        }
+    )
+
+
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     services, live = _services(request), _live(request)

@@ -233,6 +233,12 @@ export class VaskClient {
 		return this.json<SearchResponse>('POST', '/v1/search', { body: req, signal });
 	}
 
+	/** The chat models the answers' server serves (GET /v1/models), for the settings to suggest; [] when it says none. */
+	async chatModels(signal?: AbortSignal): Promise<string[]> {
+		const body = await this.json<unknown>('GET', '/v1/models', { signal });
+		return modelNames(body);
+	}
+
 	related(path: string, topK = 10, signal?: AbortSignal): Promise<RelatedResponse> {
 		const q = `?path=${encodeURIComponent(path)}&top_k=${encodeURIComponent(String(topK))}`;
 		return this.json<RelatedResponse>('GET', '/v1/related' + q, { signal });
@@ -376,4 +382,14 @@ export class VaskClient {
 			throw toVaskError(err);
 		}
 	}
+}
+
+/** The chat server's model names from a /v1/models answer, checked: strings only, each once, sorted. */
+export function modelNames(body: unknown): string[] {
+	if (typeof body !== 'object' || body === null) return [];
+	const chat = (body as { chat?: unknown }).chat;
+	if (typeof chat !== 'object' || chat === null) return [];
+	const models = (chat as { models?: unknown }).models;
+	if (!Array.isArray(models)) return [];
+	return [...new Set(models.filter((m): m is string => typeof m === 'string' && m.length > 0))].sort();
 }

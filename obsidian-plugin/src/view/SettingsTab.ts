@@ -77,13 +77,21 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Chat model')
-			.setDesc('An Ollama model name to answer with. Empty: the server’s default.')
-			.addText((t) =>
-				t
-					.setPlaceholder('server default')
+			.setDesc('A model the server can answer with (suggested from its model server). Empty: the server’s default.')
+			.addText((t) => {
+				t.setPlaceholder('server default')
 					.setValue(s.chatModel)
-					.onChange(async (v) => this.host.updateSettings({ chatModel: v })),
-			);
+					.onChange(async (v) => this.host.updateSettings({ chatModel: v }));
+				// The names the answers' server serves, as the input's suggestions; none when it cannot say.
+				const list = containerEl.createEl('datalist', { attr: { id: 'vask-chat-models' } });
+				t.inputEl.setAttr('list', 'vask-chat-models');
+				void this.host.client
+					.chatModels()
+					.then((names) => {
+						for (const name of names) list.createEl('option', { attr: { value: name } });
+					})
+					.catch(() => undefined);
+			});
 
 		new Setting(containerEl)
 			.setName('Folders to leave out')

@@ -347,6 +347,12 @@ describe('vask chat view in Chromium against the real server', () => {
 			expect(await input.getAttribute('placeholder')).toBe('server default');
 			expect(await input.inputValue()).toBe('');
 		}
+		// The chat model's input suggests what the server's model server serves (GET /v1/models)
+		const chatModel = field('Chat model');
+		expect(await chatModel.getAttribute('list')).toBe('vask-chat-models');
+		await expect
+			.poll(() => page.locator('#vask-chat-models option').evaluateAll((os) => os.map((o) => o.getAttribute('value'))))
+			.toContain('fake-chat');
 
 		const bodies = () => askBodies(pageServer) as unknown as Record<string, unknown>[];
 		const before = bodies().length;

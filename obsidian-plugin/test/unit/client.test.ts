@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_REINDEX_PATHS, VaskClient, joinUrl, type FetchLike } from '../../src/lib/client';
+import { MAX_REINDEX_PATHS, VaskClient, joinUrl, modelNames, type FetchLike } from '../../src/lib/client';
 import { ErrorCode, VaskError } from '../../src/lib/errors';
 import type { AskEvent, StatusEvent } from '../../src/lib/types';
 
@@ -322,5 +322,17 @@ describe('VaskClient.events', () => {
 			.events({ onStatus: () => undefined })
 			.catch((e: unknown) => e)) as VaskError;
 		expect(err.code).toBe(ErrorCode.unauthorized);
+	});
+});
+
+describe('modelNames (GET /v1/models, for the chat model suggestions)', () => {
+	it('keeps the chat server’s names, strings only, once each, sorted; nothing from a shape it does not know', () => {
+		expect(modelNames({ chat: { models: ['qwen2.5:14b', 'gemma3', 7, '', 'gemma3'] }, embed: { models: ['x'] } })).toEqual([
+			'gemma3',
+			'qwen2.5:14b',
+		]);
+		expect(modelNames({ chat: {} })).toEqual([]);
+		expect(modelNames(null)).toEqual([]);
+		expect(modelNames({ models: ['a'] })).toEqual([]);
 	});
 });
