@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -43,17 +44,24 @@ def add_openai_routes(app: web.Application, fake: FakeOllama) -> None:
             {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "fake"} for n in names]}
         )
 
-    async def embeddings(request: web.Request) -> web.Response:
+    async def admitted(request: web.Request, known: Collection[str]) -> tuple[dict[str, Any], web.Response | None]:
+        """The request's body, or the error the server answers first: the key, the model, a failure."""
         refused = await authorized(request)
         if refused is not None:
-            return refused
+            return {}, refused
         body = await request.json()
         model = str(body.get("model", ""))
-        if model not in fake.embed_models:
-            return _error(404, f"The model `{model}` does not exist.", "invalid_request_error")
-        failure = await fake._maybe_fail()
-        if failure is not None:
-            return _error(500, "fake failure", "server_error")
+        if model not in known:
+            return body, _error(404, f"The model `{model}` does not exist.", "invalid_request_error")
+        if await fake._maybe_fail() is not None:
+            return body, _error(500, "fake failure", "server_error")
+        return body, None
+
+    async def embeddings(request: web.Request) -> web.Response:
+        body, refused = await admitted(request, fake.embed_models)
+        if refused is not None:
+            return refused
+        model = str(body["model"])
         inputs = body.get("input", "")
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
         fake.embed_calls += 1
@@ -64,16 +72,10 @@ def add_openai_routes(app: web.Application, fake: FakeOllama) -> None:
         return web.json_response({"object": "list", "model": model, "data": data[::-1]})  # (order by index, not place)
 
     async def chat(request: web.Request) -> web.StreamResponse:
-        refused = await authorized(request)
+        body, refused = await admitted(request, fake.chat_models)
         if refused is not None:
             return refused
-        body = await request.json()
-        model = str(body.get("model", ""))
-        if model not in fake.chat_models:
-            return _error(404, f"The model `{model}` does not exist.", "invalid_request_error")
-        failure = await fake._maybe_fail()
-        if failure is not None:
-            return _error(500, "fake failure", "server_error")
+        model = str(body["model"])
         fake.chat_calls += 1
         fake.chat_requests.append(body)
         answer = fake.chat_reply if fake.chat_reply is not None else extractive_answer(body.get("messages", []))
