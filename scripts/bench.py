@@ -1661,7 +1661,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from vask_server.adapters.memory import set_process_memory_policy
+
     args = build_parser().parse_args(argv)
+    set_process_memory_policy()  # as `vask` sets it: the steps run in this process measure what it runs
     if args.command == "all":
         run_all(args)
         return 0

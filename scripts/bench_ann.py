@@ -167,6 +167,9 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> int:
+    from vask_server.adapters.memory import set_process_memory_policy
+
+    set_process_memory_policy()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--index-dir", type=Path, required=True, help="a benchmark index (its ANN index is rebuilt)")
     parser.add_argument("--partitions", default="0", help="comma-separated; 0: LanceDB's default")

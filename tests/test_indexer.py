@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import vask_server.adapters.ann_plan as ann_module
 import vask_server.adapters.store as store_module
 import vask_server.services.indexer as indexer_module
 from tests.fake_ollama import embed_text
@@ -432,7 +433,7 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
     ~100 MiB each): the sync that makes the table large enough builds the index as a step of its own,
     so the first search already has it. Later syncs leave a built index to the background rebuild."""
     monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 200)
-    monkeypatch.setattr(store_module, "_ANN_ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
     vault = _many_notes(tmp_path / "vault", 100)  # a chunk and a note record each: 200 rows
     async with open_services(settings_for(vault)) as services:
         stages: list[str | None] = []
@@ -441,7 +442,7 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         suffix, dimension = await services.indexer.target()
         table = await services.store.chunks(suffix, dimension)
         assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
-            store_module.ann_plan(200).index_name
+            ann_module.ann_plan(200).index_name
         ]
         assert services.store._vector_task is None  # built by the sync itself, not in the background
         hits = await services.store.vector_search(suffix, dimension, np.ones(dimension, np.float32), 5)

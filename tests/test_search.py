@@ -196,9 +196,9 @@ async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_t
     the warm-up is over, what it freed is handed back to the system."""
     import asyncio
 
-    from vask_server.adapters import store as store_module
+    from vask_server.adapters import memory as memory_module
     from vask_server.adapters.calibration import CALIBRATION_FILE
-    from vask_server.adapters.store import ReleaseWhenQuiet
+    from vask_server.adapters.memory import ReleaseWhenQuiet
 
     settings = settings_for(small_vault)
     async with open_services(settings) as services:
@@ -207,7 +207,7 @@ async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_t
 
     reads: list[str] = []
     released: list[str] = []
-    monkeypatch.setattr(store_module, "release_memory", lambda: released.append("released"))
+    monkeypatch.setattr(memory_module, "release_memory", lambda: released.append("released"))
     async with open_services(settings) as services:
         real = services.store.all_chunk_rows
 

@@ -10,16 +10,10 @@ import pyarrow as pa
 import pytest
 from lancedb.index import IvfSq
 
+from vask_server.adapters import ann_plan as ann_module
 from vask_server.adapters import store as store_module
-from vask_server.adapters.store import (
-    Store,
-    ann_nprobes,
-    ann_partitions_of,
-    ann_plan,
-    ann_refine,
-    chunk_schema,
-    hit_records,
-)
+from vask_server.adapters.ann_plan import ann_nprobes, ann_partitions_of, ann_plan, ann_refine
+from vask_server.adapters.store import Store, chunk_schema, hit_records
 
 DIM = 16
 SUFFIX = "test_model_16"
@@ -64,7 +58,7 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
 @pytest.fixture
 def small_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
-    monkeypatch.setattr(store_module, "_ANN_ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
 
 
 def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() -> None:
@@ -72,7 +66,7 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
     plans = [ann_plan(rows) for rows in sizes]
     partitions = [plan.partitions for plan in plans]
     assert partitions == sorted(partitions) and partitions[0] < partitions[-2]
-    assert partitions[-1] == store_module._ANN_MAX_PARTITIONS  # bounded: the centroids are searched whole
+    assert partitions[-1] == ann_module._ANN_MAX_PARTITIONS  # bounded: the centroids are searched whole
     for plan in plans:
         assert 1 <= plan.nprobes <= plan.partitions
         assert plan.nprobes == plan.partitions  # (every partition: see _ANN_PROBE_SHARE)
@@ -178,7 +172,7 @@ async def test_filtered_searches_through_the_index_probe_further_until_enough_ro
         assert len({h["id"] for h in got} & {h["id"] for h in wanted}) >= 45
     # One note's 20 rows, scattered over the partitions, with 2 of the 30 probed at first: only
     # probing further finds them all.
-    monkeypatch.setattr(store_module, "_ANN_PROBE_SHARE", 0.05)
+    monkeypatch.setattr(ann_module, "_ANN_PROBE_SHARE", 0.05)
     query = centres[0].astype(np.float32)
     one_note = "path = 'note7.md'"
     hits = await store.vector_search(SUFFIX, DIM, query, 50, one_note, approximate_filter=True)

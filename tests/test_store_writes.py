@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.test_store_ann import DIM, SUFFIX, _rows
+from vask_server.adapters import memory as memory_module
 from vask_server.adapters import store as store_module
 from vask_server.adapters.manifest import NoteRecord
 from vask_server.adapters.store import Store
@@ -43,15 +44,30 @@ async def test_writes_survive_the_periodic_reconnect(tmp_path: Path, monkeypatch
     assert await store.count_chunks(SUFFIX, DIM) == 180
 
 
-async def test_opening_a_store_caps_lances_read_ahead_unless_the_user_set_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_the_user_set_them(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    arenas: list[int] = []
+    monkeypatch.setattr(memory_module, "limit_malloc_arenas", lambda arenas_=2: arenas.append(arenas_))
     monkeypatch.delenv("LANCE_DEFAULT_IO_BUFFER_SIZE", raising=False)
-    await Store.open(tmp_path / "a")
-    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == str(16 * 1024 * 1024)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    memory_module.set_process_memory_policy()
+    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == str(16 * 1024 * 1024) and arenas == [2]
     monkeypatch.setenv("LANCE_DEFAULT_IO_BUFFER_SIZE", "999999")
-    await Store.open(tmp_path / "b")
-    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == "999999"
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    memory_module.set_process_memory_policy()
+    assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == "999999" and arenas == [2]  # the user's own stay
+
+
+def test_the_commands_that_open_the_index_set_the_policy_and_token_does_not(monkeypatch, tmp_path: Path) -> None:
+    from vask_server import cli
+
+    set_calls: list[str] = []
+    monkeypatch.setattr(memory_module, "set_process_memory_policy", lambda: set_calls.append("set"))
+    cli.main(["token", "--vault", str(tmp_path), "--index-dir", str(tmp_path / "index")])
+    assert set_calls == []
+    cli.main(["status", "--vault", str(tmp_path), "--index-dir", str(tmp_path / "index")])
+    assert set_calls == ["set"]
 
 
 async def test_a_table_left_half_created_by_a_killed_run_is_created_again(tmp_path: Path) -> None:
@@ -73,8 +89,8 @@ async def test_a_table_left_half_created_by_a_killed_run_is_created_again(tmp_pa
 
 async def test_memory_is_released_once_activity_pauses_not_at_every_touch(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[float] = []
-    monkeypatch.setattr(store_module, "release_memory", lambda: calls.append(time.monotonic()))
-    quiet = store_module.ReleaseWhenQuiet(after=0.1)
+    monkeypatch.setattr(memory_module, "release_memory", lambda: calls.append(time.monotonic()))
+    quiet = memory_module.ReleaseWhenQuiet(after=0.1)
     for _ in range(5):  # a burst of searches
         quiet.touch()
         await asyncio.sleep(0.02)

@@ -350,6 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
         )
         logging.getLogger("httpx").setLevel(logging.WARNING)
+        if args.command in ("index", "ask", "search", "status", "serve", "eval", "doctor"):
+            from vask_server.adapters.memory import set_process_memory_policy
+
+            set_process_memory_policy()  # (before the database's threads start: they read it once)
         if args.command == "serve":
             from vask_server.web.server import run_server  # the web layer only when serving
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import json
 import logging
-import os
 import shutil
 import time
 import warnings
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,9 +24,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vask_server.adapters.ann_plan import (
+    REBUILD_GROWTH,
+    UNKNOWN_INDEX_PROBES,
+    VECTOR_INDEX_MIN_ROWS,
+    AnnPlan,
+    ann_nprobes,
+    ann_partitions_of,
+    ann_plan,
+    ann_refine,
+)
 from vask_server.adapters.folders import ensure_index_dir
 from vask_server.adapters.lancedb_api import FTS, BTree, IvfRq, MatchQuery, lancedb
 from vask_server.adapters.manifest import NOTE_SCHEMA, Manifest, NoteRecord, linking_to
+from vask_server.adapters.memory import release_memory
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
 from vask_server.core.retrieve import sql_string
@@ -49,137 +57,6 @@ KEYWORD_SEARCH = "keyword search"
 UNDROPPED_TABLES = "undropped_tables"  # index.json: {table name: why it could not be removed}
 REMOVE_OLD_INDEX = "removing an old index"
 _KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
-
-# Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
-# two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of RaBitQ codes,
-# 2 bits a dimension) is built in the background, off the request path; searches then probe its
-# partitions and re-rank the best `refine` x limit candidates with the full vectors, so scores stay
-# exact cosines. Every parameter comes from `ann_plan` (recall against exact search at each size:
-# docs/BENCHMARKS.md).
-VECTOR_INDEX_MIN_ROWS = 30_000
-_ANN_ROWS_PER_PARTITION = 8_192
-_ANN_MAX_PARTITIONS = 1_024
-# hash-embed's vectors have little cluster structure, so the share of partitions probed is what
-# recall@50 follows (575,273 chunks, 70 partitions: 60 probed 0.93, 66 0.97, all 0.99). Probing all
-# of them scans only the 96-byte codes (14 ms against 2.5 s exact); the 8-bit codes used before were
-# four times larger, and probing 95% of them took 48 ms for 0.98.
-_ANN_PROBE_SHARE = 1.0  # of the partitions
-# What an index whose partitions are not known (named otherwise: replaced at the next sync) is
-# searched with meanwhile: LanceDB's own default.
-_ANN_UNKNOWN_INDEX_PROBES = 20
-# The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
-# from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
-# ~25). recall@50 (mean, worst of 100-200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
-# 0.92; 10 0.999, 0.96 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Those reads cost the same at any
-# size while the code scan grows with the rows, so a smaller index, whose search is quick, re-ranks
-# twice as many and keeps 1.000. (3- and 4-bit codes reach 1.000 at refine 5 in about the time 2-bit
-# codes take at 10, but hold 27 and 53 MiB more in a serving process.)
-_ANN_REFINE = 10
-_ANN_REFINE_SMALL = 20
-_ANN_SMALL_PARTITIONS = 32  # ~260,000 rows
-# An index trained on a table this many times smaller than it is now is made again (in the
-# background; the old one serves until the new one is ready): rows added later only join the
-# partitions trained before them, which grow and lose their shape.
-_ANN_REBUILD_GROWTH = 2.0
-# + the partition count: what a later process reads the plan from. (An index named otherwise, such as
-# the 8-bit `vector_ivf<N>` of earlier versions or LanceDB's default name, is replaced once.)
-_ANN_INDEX_PREFIX = "vector_rq2_"
-
-
-@dataclass(frozen=True)
-class AnnPlan:
-    """How the ANN index of a table of some size is built and searched."""
-
-    partitions: int
-    nprobes: int
-    refine: int
-
-    @property
-    def index_name(self) -> str:
-        return f"{_ANN_INDEX_PREFIX}{self.partitions}"
-
-
-def ann_nprobes(partitions: int) -> int:
-    """Partitions a search probes in an index of `partitions`."""
-    return min(partitions, max(1, round(partitions * _ANN_PROBE_SHARE)))
-
-
-def ann_refine(partitions: int | None) -> int:
-    """How many times the limit a search in an index of `partitions` re-ranks by full vectors (None:
-    an index from before the plan, its size unknown)."""
-    return _ANN_REFINE_SMALL if partitions is not None and partitions < _ANN_SMALL_PARTITIONS else _ANN_REFINE
-
-
-def ann_plan(rows: int) -> AnnPlan:
-    """The ANN index for a table of `rows` rows: the one place its parameters are chosen."""
-    partitions = max(1, min(_ANN_MAX_PARTITIONS, round(rows / _ANN_ROWS_PER_PARTITION)))
-    return AnnPlan(partitions=partitions, nprobes=ann_nprobes(partitions), refine=ann_refine(partitions))
-
-
-def ann_partitions_of(index_name: str) -> int | None:
-    """The partition count an index built by `ann_plan` has in its name; None for any other
-    (LanceDB's default name, from before the plan: its partitions are not known)."""
-    digits = index_name.removeprefix(_ANN_INDEX_PREFIX)
-    return int(digits) if index_name.startswith(_ANN_INDEX_PREFIX) and digits.isdigit() else None
-
-
-def _glibc_call(name: str, *args: int) -> None:
-    """Calls a glibc malloc tuning function; a no-op where glibc is not the C library."""
-    try:
-        function = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
-    except (OSError, AttributeError):
-        return
-    function(*args)
-
-
-def release_memory() -> None:
-    """Hands memory freed by large operations back to the OS. glibc keeps freed heap for reuse, so
-    after a first build of 100,000 chunks (compaction, full-text and vector indexes) the process
-    would otherwise stay near its peak long after."""
-    pa.default_memory_pool().release_unused()
-    _glibc_call("malloc_trim", 0)
-
-
-class ReleaseWhenQuiet:
-    """Calls `release_memory` once activity has stopped for `after` seconds: at 575,000 chunks, 50
-    searches left ~90 MiB that they had freed but the allocator kept (docs/BENCHMARKS.md)."""
-
-    def __init__(self, after: float = 5.0) -> None:
-        self._after = after
-        self._timer: asyncio.TimerHandle | None = None
-        self._release: asyncio.Future[None] | None = None
-
-    def touch(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_later(self._after, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        if self._release is None or self._release.done():  # (in a thread: trimming a large heap takes ms)
-            self._release = asyncio.ensure_future(asyncio.to_thread(release_memory))
-
-
-def limit_malloc_arenas(arenas: int = 2) -> None:
-    """The database's worker threads each get a glibc heap arena by default (8 per core), and each
-    arena keeps its own freed memory: with two, a 10,000-note build peaked ~70 MB lower and the
-    server sat ~150 MB lower after searching, at the same speed (docs/BENCHMARKS.md). Called before
-    those threads start."""
-    _glibc_call("mallopt", _M_ARENA_MAX, arenas)
-
-
-_M_ARENA_MAX = -8  # from glibc's malloc.h
-
-# Lance queues up to 2 GiB of reads ahead of a scan by default, sized for cloud object stores. On a
-# local disk 16 MiB reads as fast, and the full-text index build of 575,000 chunks peaked 154 MiB
-# lower with it (the vector index build 38 MiB lower; docs/BENCHMARKS.md).
-READ_AHEAD_BYTES = 16 * 1024 * 1024
-
-
-def limit_read_ahead() -> None:
-    """Caps Lance's scan read-ahead (`LANCE_DEFAULT_IO_BUFFER_SIZE`) unless the user set it. Lance
-    reads the variable once, at its first scan: this runs before any."""
-    os.environ.setdefault("LANCE_DEFAULT_IO_BUFFER_SIZE", str(READ_AHEAD_BYTES))
 
 
 def sql_in(column: str, values: Sequence[str]) -> str:
@@ -243,9 +120,6 @@ class Store:
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
         ensure_index_dir(index_dir)
-        if "MALLOC_ARENA_MAX" not in os.environ:  # the user's own setting wins
-            limit_malloc_arenas()
-        limit_read_ahead()
         db = await lancedb.connect_async(str(index_dir / "lancedb"))
         return cls(index_dir, db)
 
@@ -572,7 +446,7 @@ class Store:
         """Starts building, in the background and off the request path, the ANN index of a table that
         has `VECTOR_INDEX_MIN_ROWS` rows and none: one that a killed or failed build left missing (a
         sync that writes builds it before it ends, `index_vectors_now`); searches stay exact until it
-        is ready. Builds it again when the table has outgrown it (`_ANN_REBUILD_GROWTH`), or when it
+        is ready. Builds it again when the table has outgrown it (`REBUILD_GROWTH`), or when it
         was built before `ann_plan` (its parameters unknown), while the old one keeps serving. A
         failed build is tried again after the next sync; rows written later are folded into it by
         `compact`."""
@@ -586,7 +460,7 @@ class Store:
         plan = ann_plan(rows)
         if name in self._vector_index:
             built = self._vector_index[name]
-            if built is not None and plan.partitions < built * _ANN_REBUILD_GROWTH:
+            if built is not None and plan.partitions < built * REBUILD_GROWTH:
                 return
         self._vector_task = asyncio.create_task(self._build_vector_index(name, table, plan), name="vask-ann-index")
 
@@ -613,7 +487,7 @@ class Store:
         """The ANN index as `plan` says, and the one it replaces dropped (searches in flight keep their
         version)."""
         # RaBitQ at 2 bits a dimension: against the 8-bit scalar codes, a quarter of the memory to hold
-        # and to scan, and the 575,273-chunk build peaked 220 MiB lower (recall: `_ANN_REFINE`).
+        # and to scan, and the 575,273-chunk build peaked 220 MiB lower (recall: `ann_plan._ANN_REFINE`).
         config = IvfRq(distance_type="cosine", num_partitions=plan.partitions, num_bits=2)
         await table.create_index("vector", config=config, name=plan.index_name, replace=True)
         for old in await self._read_vector_index(name, table):
@@ -702,7 +576,7 @@ class Store:
         name = f"chunks_{suffix}"
         if name in self._vector_index and (not where or approximate_filter):
             partitions = self._vector_index[name]
-            nprobes = ann_nprobes(partitions) if partitions is not None else _ANN_UNKNOWN_INDEX_PROBES
+            nprobes = ann_nprobes(partitions) if partitions is not None else UNKNOWN_INDEX_PROBES
             widened = query.where(where).maximum_nprobes(0).minimum_nprobes(nprobes) if where else None
             query = (widened or query.nprobes(nprobes)).refine_factor(ann_refine(partitions))
         elif where:

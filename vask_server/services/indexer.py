@@ -23,11 +23,12 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.manifest import Manifest, NoteRecord
+from vask_server.adapters.memory import release_memory
 from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, release_memory
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note

@@ -21,8 +21,9 @@ import pyarrow as pa
 
 from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
-from vask_server.adapters.store import ReleaseWhenQuiet, Store
+from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (

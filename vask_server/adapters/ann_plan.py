@@ -1,0 +1,78 @@
+"""The ANN index's plan: from how many rows a table gets one, and how it is built and searched at each
+size (partitions, probes, re-ranking). Pure numbers; the store builds and searches by them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
+# two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of RaBitQ codes,
+# 2 bits a dimension) is built in the background, off the request path; searches then probe its
+# partitions and re-rank the best `refine` x limit candidates with the full vectors, so scores stay
+# exact cosines. Every parameter comes from `ann_plan` (recall against exact search at each size:
+# docs/BENCHMARKS.md).
+VECTOR_INDEX_MIN_ROWS = 30_000
+_ANN_ROWS_PER_PARTITION = 8_192
+_ANN_MAX_PARTITIONS = 1_024
+# hash-embed's vectors have little cluster structure, so the share of partitions probed is what
+# recall@50 follows (575,273 chunks, 70 partitions: 60 probed 0.93, 66 0.97, all 0.99). Probing all
+# of them scans only the 96-byte codes (14 ms against 2.5 s exact); the 8-bit codes used before were
+# four times larger, and probing 95% of them took 48 ms for 0.98.
+_ANN_PROBE_SHARE = 1.0  # of the partitions
+# What an index whose partitions are not known (named otherwise: replaced at the next sync) is
+# searched with meanwhile: LanceDB's own default.
+UNKNOWN_INDEX_PROBES = 20
+# The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
+# from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
+# ~25). recall@50 (mean, worst of 100-200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
+# 0.92; 10 0.999, 0.96 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Those reads cost the same at any
+# size while the code scan grows with the rows, so a smaller index, whose search is quick, re-ranks
+# twice as many and keeps 1.000. (3- and 4-bit codes reach 1.000 at refine 5 in about the time 2-bit
+# codes take at 10, but hold 27 and 53 MiB more in a serving process.)
+_ANN_REFINE = 10
+_ANN_REFINE_SMALL = 20
+_ANN_SMALL_PARTITIONS = 32  # ~260,000 rows
+# An index trained on a table this many times smaller than it is now is made again (in the
+# background; the old one serves until the new one is ready): rows added later only join the
+# partitions trained before them, which grow and lose their shape.
+REBUILD_GROWTH = 2.0
+# + the partition count: what a later process reads the plan from. (An index named otherwise, such as
+# the 8-bit `vector_ivf<N>` of earlier versions or LanceDB's default name, is replaced once.)
+_ANN_INDEX_PREFIX = "vector_rq2_"
+
+
+@dataclass(frozen=True)
+class AnnPlan:
+    """How the ANN index of a table of some size is built and searched."""
+
+    partitions: int
+    nprobes: int
+    refine: int
+
+    @property
+    def index_name(self) -> str:
+        return f"{_ANN_INDEX_PREFIX}{self.partitions}"
+
+
+def ann_nprobes(partitions: int) -> int:
+    """Partitions a search probes in an index of `partitions`."""
+    return min(partitions, max(1, round(partitions * _ANN_PROBE_SHARE)))
+
+
+def ann_refine(partitions: int | None) -> int:
+    """How many times the limit a search in an index of `partitions` re-ranks by full vectors (None:
+    an index from before the plan, its size unknown)."""
+    return _ANN_REFINE_SMALL if partitions is not None and partitions < _ANN_SMALL_PARTITIONS else _ANN_REFINE
+
+
+def ann_plan(rows: int) -> AnnPlan:
+    """The ANN index for a table of `rows` rows: the one place its parameters are chosen."""
+    partitions = max(1, min(_ANN_MAX_PARTITIONS, round(rows / _ANN_ROWS_PER_PARTITION)))
+    return AnnPlan(partitions=partitions, nprobes=ann_nprobes(partitions), refine=ann_refine(partitions))
+
+
+def ann_partitions_of(index_name: str) -> int | None:
+    """The partition count an index built by `ann_plan` has in its name; None for any other
+    (LanceDB's default name, from before the plan: its partitions are not known)."""
+    digits = index_name.removeprefix(_ANN_INDEX_PREFIX)
+    return int(digits) if index_name.startswith(_ANN_INDEX_PREFIX) and digits.isdigit() else None
