@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from vask_server import __version__
@@ -54,10 +54,10 @@ async def run_checks(settings: Settings) -> list[Check]:
         await embeds.close()
         if chats is not embeds:
             await chats.close()
-    vault = _vault_check(settings)
+    vault, on_disk = await asyncio.to_thread(_vault_check, settings)
     checks.append(vault)
-    if vault.ok:
-        checks.append(await asyncio.to_thread(_index_check, settings))
+    if on_disk is not None:
+        checks.append(await _index_check(settings, on_disk))
     checks.append(_port_check(settings))
     if settings.tls_cert is not None or settings.tls_key is not None:
         checks.append(_tls_check(settings))
@@ -102,7 +102,8 @@ async def _model_check(gateway: ModelGateway, model: str, role: str, missing: li
     return Check(name, True, f"'{model}', {len(vectors[0])} dimensions")
 
 
-def _vault_check(settings: Settings) -> Check:
+def _vault_check(settings: Settings) -> tuple[Check, Mapping[str, Any] | None]:
+    """What the vault holds, and its scan (the files as indexing sees them) for the index's check."""
     from vask_server.adapters.vault import Vault
     from vask_server.services.options import excluder_for, index_options
 
@@ -112,11 +113,10 @@ def _vault_check(settings: Settings) -> Check:
         options = index_options(settings, vault)
         scan = vault.scan(excluder_for(options, vault), options.file_types)
     except VaskError as exc:
-        return Check("vault", False, exc.message, exc.hint)
+        return Check("vault", False, exc.message, exc.hint), None
     except OSError as exc:
-        return Check(
-            "vault", False, f"cannot read it: {exc.strerror}", "Check the path and that this user can read it."
-        )
+        fix = "Check the path and that this user can read it."
+        return Check("vault", False, f"cannot read it: {exc.strerror}", fix), None
     kinds = {MARKDOWN: 0, CANVAS: 0, PDF: 0}
     for path in scan.notes:
         kind = file_type(path)
@@ -125,15 +125,14 @@ def _vault_check(settings: Settings) -> Check:
     held = f"{_count(kinds[MARKDOWN], 'note')}, {_count(kinds[CANVAS], 'board')}, {_count(kinds[PDF], 'PDF')}"
     extra = f"; {len(scan.excluded)} excluded" if scan.excluded else ""
     if not scan.notes:
-        return Check(
-            "vault", False, f"{root} holds no notes", "Point --vault (VASK_VAULT) at the Obsidian vault folder."
-        )
-    return Check("vault", True, f"{root}: {held}{extra}")
+        fix = "Point --vault (VASK_VAULT) at the Obsidian vault folder."
+        return Check("vault", False, f"{root} holds no notes", fix), None
+    return Check("vault", True, f"{root}: {held}{extra}"), scan.notes
 
 
-def _index_check(settings: Settings) -> Check:
-    from vask_server.adapters.vault import Vault
-    from vask_server.services.options import excluder_for, index_options
+async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
+    """Built, with the configured model, and how many of the scanned files changed since its sync."""
+    from vask_server.adapters.store import Store
 
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
@@ -146,11 +145,8 @@ def _index_check(settings: Settings) -> Check:
         return Check(
             "index", False, f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
-    behind = asyncio.run(_behind(settings, meta.active["suffix"], index_dir))
-    vault = Vault(settings.require_vault())
-    options = index_options(settings, vault)
-    scan = vault.scan(excluder_for(options, vault), options.file_types)
-    plan = plan_scan(scan.notes, behind)
+    store = await Store.open(index_dir)
+    plan = plan_scan(on_disk, (await store.manifest(meta.active["suffix"], with_links=False)).stamps())
     late = len(plan.changed) + len(plan.deleted)
     detail = f"'{model}', {dimension}-d, last sync {meta.last_sync}"
     if late:
@@ -161,13 +157,6 @@ def _index_check(settings: Settings) -> Check:
             "`vask index` (a running `vask serve` does it itself)",
         )
     return Check("index", True, f"{detail}; up to date")
-
-
-async def _behind(settings: Settings, suffix: str, index_dir: Path) -> Any:
-    from vask_server.adapters.store import Store
-
-    store = await Store.open(index_dir)
-    return (await store.manifest(suffix, with_links=False)).stamps()
 
 
 def _port_check(settings: Settings) -> Check:
