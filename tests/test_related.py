@@ -91,8 +91,11 @@ async def test_an_added_link_is_related_after_the_sync_even_within_the_same_seco
 
 
 async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str, top_k: int) -> list[dict[str, Any]]:
-    """/v1/related computed by brute force from every row and every note's manifest links: each other
-    note scores its passage closest to any of the note's passages, + 0.15 when the two are linked."""
+    """/v1/related recomputed from the rows themselves and every note's manifest links. The candidates
+    are the passages the product looks at (the 60 closest to the note's passages' mean, exact here;
+    the title's 30 best keyword matches; every passage of a linked note neither reached); each other
+    note scores its candidate passage closest to any of the note's passages, blended with its closeness
+    to the note as a whole, plus the title's keyword share, + 0.15 when the two are linked."""
     manifest = await store.manifest(index.suffix)
     record = manifest[path]
     outgoing = {link.get("resolved") for link in json.loads(record.links or "[]")} - {None, path}
@@ -107,7 +110,6 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     own = vectors[[i for i, p in enumerate(paths) if p == path]]
     if len(own) > connections._SEED_PASSAGES:  # a long note: that many of its passages, spread over it
         own = own[np.linspace(0, len(own) - 1, connections._SEED_PASSAGES).round().astype(int)]
-    scores: dict[str, float] = {}
     whole = own.mean(axis=0) / (float(np.linalg.norm(own.mean(axis=0))) or 1.0) if len(own) else None
     share = connections._PASSAGE_SHARE
     # the note's title as keywords, as the product asks the keyword index (BM25 as a share of the best)
@@ -116,8 +118,21 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     by_name = await store.text_search(index.suffix, index.dimension, title, 30, where)
     top = max((float(r["score"]) for r in by_name), default=0.0)
     named = {r["id"]: float(r["score"]) / top for r in by_name} if top > 0 else {}
+    # the candidates: the 60 passages nearest the mean (of all rows, note records included, as the
+    # unfiltered search sees them), less the note's own and the records; the keyword matches
+    all_rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "kind", "vector"])
+    near = vector_matrix(all_rows["vector"], index.dimension) @ whole if whole is not None else np.zeros(0)
+    nearest = np.argsort(-near, kind="stable")[:60]
+    candidates = {
+        all_rows["id"][int(i)].as_py()
+        for i in nearest
+        if all_rows["path"][int(i)].as_py() != path and all_rows["kind"][int(i)].as_py() == "chunk"
+    } | set(named)
+    reached = {paths[i] for i in range(len(ids)) if ids[i] in candidates}
+    candidates |= {ids[i] for i in range(len(ids)) if paths[i] in (outgoing | incoming) - reached}
+    scores: dict[str, float] = {}
     for i, other in enumerate(paths):
-        if other != path and whole is not None:
+        if ids[i] in candidates and whole is not None:
             closeness = share * float((own @ vectors[i]).max()) + (1 - share) * float(vectors[i] @ whole)
             closeness += connections.TITLE_WEIGHT * named.get(ids[i], 0.0)
             scores[other] = max(scores.get(other, -1.0), closeness)

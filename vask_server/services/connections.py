@@ -32,16 +32,14 @@ _PASSAGE_SHARE = 0.7
 # more: a plugin page "zotlit" for a note "Zotero 101", where a small embedding model sees little in
 # common. (Sample set: unlinked@10 0.592 -> 0.620; hub set 0.214 -> 0.286; 0.3 lost linked notes.)
 TITLE_WEIGHT = 0.2
-# The seed's passages searched from, at most (spread over a long note); together they bring about
-# _ROWS rows, each at least _MIN_ROWS (a short seed searches deeper from each of its few passages).
+# The seed's passages a candidate is compared with, at most (spread over a long note).
 _SEED_PASSAGES = 16
-_ROWS = 240
-_MIN_ROWS = 30
-# A seed passage that many other notes hold nearly word for word (a template's footer, "Edit in
-# GitHub | Copy this note", a daily note's empty headings) says nothing of what the seed is about: when
-# its _COMMON_NOTES-th closest note is still this close, it does not count towards connections.
-_COMMON_NOTES = 20
-_COMMON_COSINE = 0.85
+# Candidates: the rows closest to the seed as a whole (its passages' mean), and to the question's own
+# words when it has some, and the best matches of its title as keywords. Searching from each of the
+# seed's passages as well (up to 16 searches, 240 rows) found no more connections on either
+# connection set and made /v1/related 4-9x slower (docs/EVALUATION.md, "Connections").
+_CANDIDATE_ROWS = 60
+_KEYWORD_ROWS = 30
 # A question that says more than "what connects to X" ("…about pricing") weighs its own words in so.
 _QUESTION_WEIGHT = 0.5
 
@@ -83,52 +81,57 @@ async def find_connections(
     if len(seed_vectors) > _SEED_PASSAGES:  # a long note: passages spread over all of it
         keep = np.linspace(0, len(seed_vectors) - 1, _SEED_PASSAGES).round().astype(int)
         seed_vectors, seed_headings = seed_vectors[keep], [seed_headings[i] for i in keep]
-    where = _others(seed, filters)
-    queries = list(seed_vectors)
+    # Without filters the search goes unfiltered, through the ANN index as it is, and the seed's own
+    # rows and the notes' records are dropped after: a filtered search probes further to fill its
+    # limit, and the pane asks on every note switch.
+    narrowed = filters is not None and not filters.is_empty()
+    where = _others(seed, filters) if narrowed else None
+    queries = []
     if len(seed_vectors):
         centroid = seed_vectors.mean(axis=0)
         queries.append(centroid / (float(np.linalg.norm(centroid)) or 1.0))
     if question_vector is not None:
         queries.append(question_vector)
-    depth = max(_MIN_ROWS, _ROWS // max(1, len(queries)))
     found = await asyncio.gather(
         *(
-            store.vector_search(suffix, dimension, q, depth, where, with_vectors=True, approximate_filter=True)
+            store.vector_search(
+                suffix,
+                dimension,
+                q,
+                _CANDIDATE_ROWS,
+                where,
+                with_vectors=True,
+                approximate_filter=True,
+                with_kind=not narrowed,
+            )
             for q in queries
         )
     )
-    rows: dict[str, dict[str, Any]] = {row["id"]: row for batch in found for row in batch}
+    rows: dict[str, dict[str, Any]] = {
+        row["id"]: row
+        for batch in found
+        for row in batch
+        if narrowed or (row["path"] != seed and row.pop("kind", "chunk") == "chunk")
+    }
     # The seed's name as keywords: notes that name what the seed is about ("Zotero", "graph view")
     # where a small embedding model sees little in common.
     named: dict[str, float] = {}
     title = graph.title(seed) or ""
     if title.strip():
         try:
-            by_name = await store.text_search(suffix, dimension, title, _MIN_ROWS, where, with_vectors=True)
+            others = _others(seed, filters)  # (a keyword search filtered so is cheap)
+            by_name = await store.text_search(suffix, dimension, title, _KEYWORD_ROWS, others, with_vectors=True)
         except IndexBroken:
             by_name = []
         top = max((float(r["score"]) for r in by_name), default=0.0)
         for row in by_name:
             named[row["id"]] = float(row["score"]) / top if top > 0 else 0.0
             rows.setdefault(row["id"], row)
-    common = {i for i in range(len(seed_vectors)) if _is_common(found[i])}
-    if common and len(common) < len(seed_vectors):
-        kept = [i for i in range(len(seed_vectors)) if i not in common]
-        seed_vectors, seed_headings = seed_vectors[kept], [seed_headings[i] for i in kept]
     links = _links(graph, seed)
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
         rows.update({row["id"]: row for row in await _rows_of(store, suffix, dimension, linked_missing, filters)})
     return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, named, top_k)
-
-
-def _is_common(rows: list[dict[str, Any]]) -> bool:
-    """The passage these rows were found for is boilerplate: many notes hold it nearly as it is."""
-    best: dict[str, float] = {}
-    for row in rows:
-        best[row["path"]] = max(best.get(row["path"], -1.0), float(row["score"]))
-    closest = sorted(best.values(), reverse=True)
-    return len(closest) >= _COMMON_NOTES and closest[_COMMON_NOTES - 1] >= _COMMON_COSINE
 
 
 def _others(seed: str, filters: Filters | None) -> str:
