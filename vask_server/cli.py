@@ -688,11 +688,9 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
     if chat_model:  # a missing model stops the run here, not after the baseline index is built
         reachable, missing = await services.chat_gateway.probe([chat_model])
         if not reachable:
-            raise OllamaUnavailable(services.chat_gateway.host, server=_server_name(services.chat_gateway.provider))
+            raise OllamaUnavailable(services.chat_gateway.host, server=services.chat_gateway.server)
         if missing:
-            raise ModelMissing(
-                chat_model, services.chat_gateway.host, server=_server_name(services.chat_gateway.provider)
-            )
+            raise ModelMissing(chat_model, services.chat_gateway.host, server=services.chat_gateway.server)
     reports = []
     for config in configs:
         async with contextlib.AsyncExitStack() as stack:
@@ -726,10 +724,6 @@ async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    fix: {check.fix}")
         print("All is well." if ok else "Fix the lines marked !! above, then run `vask doctor` again.")
     return 0 if ok else DOCTOR_FOUND_PROBLEMS
-
-
-def _server_name(provider: str) -> str:
-    return "Ollama" if provider == "ollama" else "The OpenAI-compatible server"
 
 
 def render_eval(reports: list[dict[str, Any]]) -> str:

@@ -10,6 +10,7 @@ class ModelGateway(Protocol):
     """Ollama's API (adapters/ollama.py) or an OpenAI-compatible one (adapters/openai_api.py)."""
 
     provider: str  # "ollama" or "openai"
+    server: str  # what messages call it: "Ollama", "The OpenAI-compatible server"
     host: str  # its address as messages show it (no credentials)
     reachable: bool | None  # what the last request found; None before any
     contacted: float  # when (time.monotonic())

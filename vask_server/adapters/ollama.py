@@ -88,6 +88,7 @@ class OllamaGateway:
     """One Ollama host. Takes its client as an argument so tests can point it anywhere."""
 
     provider = "ollama"
+    server = "Ollama"
 
     def __init__(
         self,

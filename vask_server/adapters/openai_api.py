@@ -46,6 +46,7 @@ class OpenAIGateway:
     """One OpenAI-compatible server, by its base URL (with its /v1)."""
 
     provider = "openai"
+    server = SERVER
 
     def __init__(
         self,

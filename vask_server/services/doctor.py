@@ -66,12 +66,8 @@ async def run_checks(settings: Settings) -> list[Check]:
     return checks
 
 
-def _server_name(gateway: ModelGateway) -> str:
-    return "Ollama" if gateway.provider == "ollama" else "OpenAI-compatible server"
-
-
 def _server_check(gateway: ModelGateway, reachable: bool, role: str) -> Check:
-    name = f"{_server_name(gateway)} ({role})"
+    name = f"{gateway.server.removeprefix('The ')} ({role})"
     if reachable:
         return Check(name, True, f"reachable at {gateway.host}")
     if gateway.provider == "ollama":

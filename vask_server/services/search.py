@@ -50,6 +50,7 @@ from vask_server.errors import (
     OllamaUnavailable,
     ScopeNotFound,
 )
+from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
 
 log = logging.getLogger(__name__)
@@ -353,8 +354,6 @@ class Searcher:
         """The notes connected to the question's seed (services/connections.py), one passage each,
         within the question's time and scope; the question's own words count too when it has any
         beyond "what connects to X" ("…about pricing")."""
-        from vask_server.services.connections import find_connections  # (it imports this module)
-
         index = self.active()
         seed = understood.seed
         assert seed is not None
