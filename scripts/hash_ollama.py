@@ -8,6 +8,10 @@ user runs them, embedding over HTTP, and their memory is theirs alone (the embed
 cache lives here, not in the process measured).
 
     uv run python -m scripts.hash_ollama --port 11620
+    uv run python -m scripts.hash_ollama --port 11620 --rate 40   # a laptop CPU's pace: 40 texts/s
+
+`--rate` makes it as slow as a real model on a laptop's CPU (texts a second, one request at a time,
+as Ollama serves one embedding model), for the first-hour benchmark (scripts/bench_first_hour.py).
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ def _model(body: dict[str, object]) -> str:
     return str(body.get("model") or body.get("name") or "").removesuffix(":latest")
 
 
-def make_app() -> web.Application:
+def make_app(rate: float | None = None) -> web.Application:
     embedder = LocalHashEmbedder(DIMENSION)
+    busy = asyncio.Lock()  # (one request at a time, as one Ollama model)
     counts = {"embed_calls": 0, "embed_inputs": 0}
 
     def missing(model: str) -> web.Response:
@@ -59,7 +64,12 @@ def make_app() -> web.Application:
         texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs]
         counts["embed_calls"] += 1
         counts["embed_inputs"] += len(texts)
-        vectors = await embedder.embed(texts)
+        if rate:
+            async with busy:
+                await asyncio.sleep(len(texts) / rate)
+                vectors = await embedder.embed(texts)
+        else:
+            vectors = await embedder.embed(texts)
         return web.json_response({"model": model, "embeddings": vectors.tolist()})
 
     async def stats(_: web.Request) -> web.Response:
@@ -82,13 +92,14 @@ def make_app() -> web.Application:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=11620)
+    parser.add_argument("--rate", type=float, default=None, help="embed at most this many texts a second")
     args = parser.parse_args()
     # (127.0.0.1 only: a benchmark's stand-in, never reachable from elsewhere)
-    asyncio.run(_serve(args.port))
+    asyncio.run(_serve(args.port, args.rate))
 
 
-async def _serve(port: int) -> None:
-    runner = web.AppRunner(make_app(), access_log=None)
+async def _serve(port: int, rate: float | None = None) -> None:
+    runner = web.AppRunner(make_app(rate), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     print(f"hash-embed on http://127.0.0.1:{port}", flush=True)

@@ -18,6 +18,7 @@ import json
 import math
 import random
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,11 @@ class FakeOllama:
     slow_next: int = 0  # this many embed/chat calls take `slow_seconds` (to outlast a client timeout)
     slow_seconds: float = 0.0
     token_delay: float = 0.0  # seconds between streamed chat tokens
+    # Embed calls of more than 2 texts (a sync's, not a search's question), from this one on (1-based),
+    # wait until `released` is set: a first sync held mid-way, for a test to look at.
+    hold_from_call: int | None = None
+    released: threading.Event = field(default_factory=threading.Event)
+    _sync_calls: int = 0
     chat_reply: str | None = None  # a fixed answer instead of the extractive one
     embed_calls: int = 0
     embed_inputs: int = 0
@@ -183,6 +189,10 @@ class FakeOllama:
             return failure
         inputs = body.get("input", "")
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        if len(texts) > 2 and self.hold_from_call is not None:
+            self._sync_calls += 1
+            if self._sync_calls >= self.hold_from_call:
+                await asyncio.to_thread(self.released.wait)
         self.embed_calls += 1
         self.embed_inputs += len(texts)
         self.embedded_texts.extend(texts)

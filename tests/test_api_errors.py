@@ -87,7 +87,7 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
                 continue
             await seen.expect(api, method, path, "unauthorized", token=False, headers={"Authorization": "Bearer no"})
             await seen.expect(api, method, path, "forbidden_host", headers={"Host": "evil.example"})
-        for path in ("/v1/search", "/v1/ask", "/v1/reindex"):
+        for path in ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first"):
             await seen.expect(api, "POST", path, "bad_request", data="{broken")
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
         await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})

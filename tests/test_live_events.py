@@ -13,7 +13,10 @@ from vask_server.services.live import LiveIndex
 
 # notify() and the stage ticks touch only the debouncer, the subscribers and what the snapshot reads
 # (the gateway's last contact: none here, since nothing starts the worker)
-SERVICES = cast(Services, SimpleNamespace(gateway=OllamaGateway("http://127.0.0.1:9")))
+SERVICES = cast(
+    Services,
+    SimpleNamespace(gateway=OllamaGateway("http://127.0.0.1:9"), indexer=SimpleNamespace(progress=None, paused=False)),
+)
 
 
 async def test_a_burst_of_watched_changes_is_one_event_with_every_path_pending():

@@ -10,7 +10,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -20,6 +20,7 @@ from vask_server.config import SETTINGS, Settings, load_settings
 from vask_server.core.citations import location, sources_block, written_on
 from vask_server.core.metrics import parse_questions
 from vask_server.core.models import Hit
+from vask_server.core.progress import SyncProgress, describe_eta
 from vask_server.core.retrieve import Filters
 from vask_server.core.scope import Scope
 from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
-COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval", "doctor")
+COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval", "doctor", "pause", "resume")
 DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed (each is printed with its fix)
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
@@ -88,6 +89,8 @@ FLAGS: dict[str, tuple[str, ...]] = {
         "index_pdf",
     ),
     "token": _EVERY,
+    "pause": _EVERY,
+    "resume": _EVERY,
     # the seed design's index (`--compare`) is built with the indexing settings
     "eval": (*_EVERY, *_OLLAMA, *_INDEXING, *_RETRIEVAL, *_ANSWERS),
 }
@@ -152,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the HTTP sidecar for the Obsidian plugin")
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
     _add_setting_flags(p, FLAGS["serve"])
+
+    p = sub.add_parser("pause", help="pause indexing by `vask serve` (a laptop on battery); searches go on")
+    _add_setting_flags(p, FLAGS["pause"])
+    p = sub.add_parser("resume", help="resume indexing where it stopped")
+    _add_setting_flags(p, FLAGS["resume"])
 
     p = sub.add_parser("token", help="the bearer tokens the plugin needs, one per device: print, add, list, revoke")
     token_cli.add_arguments(p)
@@ -360,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(run_server(settings, watch=not args.no_watch))
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
+        if args.command in ("pause", "resume"):
+            return _pause(settings, paused=args.command == "pause")
         if args.command == "doctor":
             return asyncio.run(_doctor(args, settings))
         return asyncio.run(_run(args, settings))
@@ -402,12 +412,37 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await handler(args, services)
 
 
-class ProgressBar:
-    """Notes done, notes/s; a bar on a terminal, a line every 10% elsewhere."""
+def _pause(settings: Settings, *, paused: bool) -> int:
+    """Kept in the index's index.json, where a running `vask serve` hears it within a second."""
+    from vask_server.adapters.meta import read_meta, write_meta
 
-    def __init__(self, stream: TextIO, enabled: bool = True) -> None:
+    index_dir = settings.resolved_index_dir()
+    if not (index_dir / "index.json").exists():
+        raise VaskError(f"There is no index in {index_dir} to pause or resume.", "Check --vault / --index-dir.")
+    meta = read_meta(index_dir)
+    if paused:
+        meta.extra["paused"] = True
+    else:
+        meta.extra.pop("paused", None)
+    write_meta(index_dir, meta)
+    if paused:
+        print("indexing paused: `vask serve` stops after its current batch and keeps what it embedded.")
+        print("Searches go on. `vask resume` goes on where it stopped (also after a restart).")
+    else:
+        print("indexing resumed.")
+    return 0
+
+
+class ProgressBar:
+    """Notes done, percent and time left; a bar on a terminal, a line every 10% elsewhere.
+    `estimate`: the sync's progress (core/progress.py), which measures by bytes and knows the pace."""
+
+    def __init__(
+        self, stream: TextIO, enabled: bool = True, estimate: Callable[[], SyncProgress | None] | None = None
+    ) -> None:
         self.stream = stream
         self.enabled = enabled
+        self.estimate = estimate
         self.started = time.perf_counter()
         self.tty = stream.isatty()
         self._last_decile = -1
@@ -417,19 +452,26 @@ class ProgressBar:
             return
         elapsed = max(time.perf_counter() - self.started, 1e-6)
         rate = done / elapsed
+        progress = self.estimate() if self.estimate is not None else None
+        fraction = progress.fraction() if progress is not None else done / total
+        left = describe_eta(progress.eta_seconds()) if progress is not None and done < total else ""
+        tail = f"  {left}" if left else ""
         if self.tty:
             width = 30
-            filled = int(width * done / total)
+            filled = int(width * fraction)
             bar = "#" * filled + "." * (width - filled)
-            self.stream.write(f"\rindexing [{bar}] {done}/{total} notes  {rate:.1f} notes/s")
+            self.stream.write(
+                f"\rindexing [{bar}] {100 * fraction:3.0f}%  {done}/{total} notes  {rate:.1f} notes/s{tail}\x1b[K"
+            )
             if done == total:
                 self.stream.write("\n")
             self.stream.flush()
         else:
-            decile = int(10 * done / total)
+            decile = int(10 * fraction)
             if decile != self._last_decile:
                 self._last_decile = decile
-                print(f"indexing: {done}/{total} notes ({rate:.1f} notes/s)", file=self.stream)
+                line = f"indexing: {100 * fraction:.0f}%, {done}/{total} notes ({rate:.1f} notes/s){tail}"
+                print(line, file=self.stream)
 
 
 def _nothing_changed(settings: Settings) -> bool:
@@ -464,7 +506,7 @@ def _nothing_changed(settings: Settings) -> bool:
 
 
 async def _index(args: argparse.Namespace, services: Services) -> int:
-    progress = ProgressBar(sys.stderr, enabled=not args.quiet)
+    progress = ProgressBar(sys.stderr, enabled=not args.quiet, estimate=lambda: services.indexer.progress)
     result = await services.indexer.sync(force=args.full, progress=progress)
     await services.store.wait_background()  # a large index's ANN index, before this process exits
     print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
@@ -626,9 +668,14 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=2))
         return 0
+    if status.get("paused"):
+        print("indexing is paused (`vask resume` goes on where it stopped).")
     if not status["model"]:
         print(f"{status['vault']} is not indexed yet (index folder {status['index_dir']}).")
-        print("Run `vask index` to build it.")
+        if status["building"]:
+            print("Its first index is being built; meanwhile searches find what is embedded so far.")
+        else:
+            print("Run `vask index` to build it.")
         return 0
     print(f"vault:      {status['vault']}")
     print(f"index:      {status['index_dir']}")

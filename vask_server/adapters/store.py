@@ -99,6 +99,11 @@ def chunk_schema(dimension: int) -> pa.Schema:
     )
 
 
+def text_schema() -> pa.Schema:
+    """The keyword table of a first sync: the chunk rows without their vectors (see `add_text_rows`)."""
+    return pa.schema([f for f in chunk_schema(1) if f.name != "vector"])
+
+
 class Store:
     def __init__(self, index_dir: Path, db: lancedb.AsyncConnection) -> None:
         self.index_dir = index_dir
@@ -106,6 +111,7 @@ class Store:
         self._tables: dict[str, lancedb.AsyncTable] = {}
         self._columns: dict[str, frozenset[str]] = {}  # each open table's column names
         self._fts_ready: set[str] = set()
+        self._text_ready: set[str] = set()  # suffixes whose keyword table is searchable
         # Chunk tables that have an ANN index on `vector`: the partitions it was built with (None: not
         # known, an index from before `ann_plan`).
         self._vector_index: dict[str, int | None] = {}
@@ -215,7 +221,8 @@ class Store:
         """Removes both tables of an index. Returns those still there afterwards, with why (a table
         that was already gone is not a failure)."""
         failed: dict[str, str] = {}
-        for name in (f"chunks_{suffix}", f"notes_{suffix}"):
+        self._text_ready.discard(suffix)
+        for name in (f"chunks_{suffix}", f"notes_{suffix}", f"text_{suffix}"):
             self._tables.pop(name, None)
             self._fts_ready.discard(name)
             self._vector_index.pop(name, None)
@@ -417,6 +424,41 @@ class Store:
                 if self._writes_on_connection >= _RECONNECT_AFTER_WRITES:
                     await self.forget_tables()
 
+    # -- the keyword table of a first sync ---------------------------------------------------------
+    # A first sync with a slow model takes an hour; its notes' text goes into `text_<suffix>` first
+    # (no vectors: a table of ~1/3 the bytes, written in a minute) with a full-text index, so that
+    # every note is found by keyword long before it is embedded. Dropped, with every version of it,
+    # once the chunks table has its own full-text index.
+
+    async def start_text(self, suffix: str) -> None:
+        """An empty keyword table (one a killed sync left is dropped: its notes may have changed)."""
+        await self.drop_text(suffix)
+        await self._table(f"text_{suffix}", text_schema())
+
+    async def add_text_rows(self, suffix: str, rows: pa.Table) -> None:
+        async with self._writing():
+            table = await self._table(f"text_{suffix}", text_schema())
+            await table.add(rows.drop_columns(["vector"]) if "vector" in rows.column_names else rows)
+
+    async def finish_text(self, suffix: str) -> None:
+        """Its full-text index: from now on searches find every note of the sync by keyword."""
+        table = await self._table(f"text_{suffix}", text_schema())
+        if await table.count_rows():
+            await table.create_index("search_text", config=FTS(with_position=False))
+            self._text_ready.add(suffix)
+
+    def text_ready(self, suffix: str) -> bool:
+        return suffix in self._text_ready
+
+    async def drop_text(self, suffix: str) -> None:
+        name = f"text_{suffix}"
+        self._text_ready.discard(suffix)
+        self._tables.pop(name, None)
+        existing = await self._db.list_tables()
+        if name in (set(existing.tables) if hasattr(existing, "tables") else set(existing)):
+            await self._db.drop_table(name)
+            self.writes += 1
+
     async def ensure_fts(self, suffix: str, dimension: int, *, rebuild: bool = False) -> None:
         """Creates the full-text and B-tree indexes a table lacks. `rebuild`: the full-text index is
         made again from the rows (`vask index --full`: what repairs one whose files are damaged)."""
@@ -600,15 +642,21 @@ class Store:
         where: str | None = None,
         *,
         with_vectors: bool = False,
+        keyword_table: bool = False,
     ) -> list[dict[str, Any]]:
         """BM25 matches of the query's words. The query is a MatchQuery: its text is only ever words,
         never query syntax (quotes, `AND`, `:`, `*`... are just characters), so nothing a user types
-        is an error here. A failure is the index's, raised as IndexBroken and shown in the status."""
+        is an error here. A failure is the index's, raised as IndexBroken and shown in the status.
+        `keyword_table`: searched in a first sync's keyword table (rows without vectors)."""
         try:
-            await self.ensure_fts(suffix, dimension)
-            if f"chunks_{suffix}" not in self._fts_ready:
-                return []  # an empty table: nothing to match
-            table = await self.chunks(suffix, dimension)
+            if keyword_table:
+                table = await self._table(f"text_{suffix}", text_schema())
+                with_vectors = False
+            else:
+                await self.ensure_fts(suffix, dimension)
+                if f"chunks_{suffix}" not in self._fts_ready:
+                    return []  # an empty table: nothing to match
+                table = await self.chunks(suffix, dimension)
             # (its defaults are pydantic fields, which mypy reads as required arguments)
             words = MatchQuery(text, "search_text")  # type: ignore[call-arg]
             query = table.query().nearest_to_text(words).limit(limit)

@@ -89,6 +89,8 @@ class Hit:
     # links to it; "linked from"; "both"; "unlinked"), and the heading of X's passage it is closest to.
     linked: str | None = None
     near: str | None = None
+    # Found by keyword in a note whose passages are not embedded yet (during a first sync): no cosine.
+    keyword_only: bool = False
 
     @property
     def link(self) -> str:
@@ -119,4 +121,6 @@ class Hit:
         )
         if self.linked is not None:
             out.update(linked=self.linked, near=self.near)
+        if self.keyword_only:
+            out.update(keyword_only=True)
         return out

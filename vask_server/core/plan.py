@@ -79,3 +79,49 @@ def chunks_to_embed(chunks: Iterable[Chunk], known_hashes: Iterable[str]) -> lis
             known.add(chunk.hash)
             out.append(chunk)
     return out
+
+
+def recent_first(paths: Iterable[str], stamps: Mapping[str, Stamped], first: Iterable[str] = ()) -> list[str]:
+    """The order a sync takes its notes in: those named in `first` (the notes the person has open
+    or opened last), then the most recently modified. On a first sync of a large vault this is what
+    makes this week's notes searchable in the first minute rather than after the whole vault."""
+    todo = list(paths)
+    wanted = set(todo)
+    head = [path for path in dict.fromkeys(first) if path in wanted]
+    placed = set(head)
+    rest = sorted((p for p in todo if p not in placed), key=lambda p: (-_mtime(stamps.get(p)), p))
+    return head + rest
+
+
+class SyncQueue:
+    """The notes a sync has yet to take, in order; notes can be moved to the front while it runs
+    (the plugin names the notes the person opens)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._order = list(paths)
+        self._taken = 0
+
+    def __len__(self) -> int:
+        return len(self._order) - self._taken
+
+    def remaining(self) -> list[str]:
+        return self._order[self._taken :]
+
+    def promote(self, paths: Iterable[str]) -> int:
+        """Moves those of `paths` still waiting to the front, in the order given; returns how many."""
+        waiting = self.remaining()
+        present = set(waiting)
+        front = [path for path in dict.fromkeys(paths) if path in present]
+        if front:
+            moved = set(front)
+            self._order[self._taken :] = front + [path for path in waiting if path not in moved]
+        return len(front)
+
+    def take(self, count: int) -> list[str]:
+        batch = self._order[self._taken : self._taken + count]
+        self._taken += len(batch)
+        return batch
+
+
+def _mtime(stamp: Stamped | None) -> int:
+    return stamp.mtime_ns if stamp is not None else 0

@@ -203,6 +203,7 @@ def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = Non
         date_end=row.get("date_end"),
         date_source=row.get("date_source"),
         page=row.get("page"),
+        keyword_only=bool(row.get("keyword_only")),
     )
 
 

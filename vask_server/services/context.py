@@ -73,6 +73,7 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher.sync_progress = lambda: indexer.progress
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
     return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)
 
@@ -117,6 +118,7 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
         "dimension": active.get("dimension"),
         "configured_model": services.settings.embed_model,
         "building": meta.building,
+        "paused": bool(meta.extra.get("paused")),  # (`vask pause`, the plugin's pause)
         "last_sync": meta.last_sync,
         # notes kept out of the index, counted by the rule that excludes them (never their names)
         "excluded": meta.extra.get("excluded", {}),

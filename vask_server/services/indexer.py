@@ -28,7 +28,7 @@ from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, text_schema
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
@@ -39,13 +39,21 @@ from vask_server.core.hashkeys import HashKeys
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
-from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
+from vask_server.core.plan import IndexOptions, SyncQueue, chunks_to_embed, plan_scan, recent_first
+from vask_server.core.progress import SyncProgress
 from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
 from vask_server.services.options import excluder_for, with_vault_dates
 
 log = logging.getLogger(__name__)
 
 _NOTES_PER_BATCH = 64
+# A sync's first batch is small: it measures the model's pace within seconds, which decides whether
+# the notes' text is made searchable by keyword ahead of their vectors (`_KEYWORD_FIRST_AFTER_S`).
+_FIRST_BATCH_NOTES = 8
+# A first sync expected to take longer than this writes every note's text (and its keyword index)
+# before the vectors: with a laptop's model a large vault takes an hour, and its notes would be
+# unsearchable meanwhile. A quicker one does not: it would only add the reading of every note twice.
+_KEYWORD_FIRST_AFTER_S = 60.0
 _COMPACT_AFTER_WRITES = 25
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and compacting the 1,564 of a 100,000-note build peaked
@@ -145,6 +153,56 @@ class Indexer:
         self._opted_out: set[str] = set()  # notes found opted out during this sync
         self._lock = asyncio.Lock()
         self._pdf: PdfReader | None = None  # started on a sync's first PDF, stopped when the sync ends
+        self.progress: SyncProgress | None = None  # the running sync's, for the status
+        self._queue: SyncQueue | None = None  # the running sync's notes still to do
+        self._wanted_first: list[str] = []  # notes the person opened: taken first
+        self._pause_changed = asyncio.Event()
+        self._pausable = False
+        self.keyword_first_after_s = _KEYWORD_FIRST_AFTER_S
+
+    # -- the person's say in a long sync ------------------------------------------------------------
+
+    def prioritize(self, paths: Iterable[str]) -> int:
+        """Notes to take before the others (those the person has open or opened last): moved to the
+        front of the running sync, and of the next one. Returns how many the running sync moved."""
+        wanted = [p for p in paths if isinstance(p, str)][:200]
+        self._wanted_first = list(dict.fromkeys([*wanted, *self._wanted_first]))[:200]
+        return self._queue.promote(wanted) if self._queue is not None else 0
+
+    @property
+    def paused(self) -> bool:
+        """Background syncs wait while this is set (kept in index.json: a restart stays paused, and
+        `vask pause` from another process is heard)."""
+        return bool(self.store.read_meta().extra.get("paused"))
+
+    def set_paused(self, paused: bool) -> None:
+        meta = self.store.read_meta()
+        if paused:
+            meta.extra["paused"] = True
+        else:
+            meta.extra.pop("paused", None)
+        self.store.write_meta(meta)
+        self._pause_changed.set()
+
+    async def _wait_while_paused(self, progress: ProgressFn | None) -> None:
+        if not self.paused:
+            return
+        started = time.monotonic()
+        if self.progress is not None:
+            self.progress.paused = True
+        if progress and self.progress is not None:
+            progress(self.progress.notes_done, self.progress.notes_total)
+        log.info("indexing paused")
+        while self.paused:
+            self._pause_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._pause_changed.wait(), 1.0)  # (or `vask resume`, heard in index.json)
+        log.info("indexing resumed")
+        if self.progress is not None:
+            self.progress.paused = False
+            self.progress.was_paused(time.monotonic() - started)
+        if progress and self.progress is not None:
+            progress(self.progress.notes_done, self.progress.notes_total)
 
     async def target(self) -> tuple[str, int]:
         """The table suffix and dimension for the configured embedding model (asks the model)."""
@@ -158,11 +216,16 @@ class Indexer:
         force: bool = False,
         progress: ProgressFn | None = None,
         stage: StageFn | None = None,
+        pausable: bool = False,
     ) -> SyncReport:
+        """`pausable`: waits between batches while paused (`set_paused`): the server's background
+        syncs are; a `vask index` the person runs is not."""
         async with self._lock:
+            self._pausable = pausable
             try:
                 return await self._sync(set(only) if only is not None else None, force, progress, stage or _no_stage)
             finally:
+                self.progress, self._queue = None, None
                 if self._pdf is not None:
                     await asyncio.to_thread(self._pdf.close)
                     self._pdf = None
@@ -229,40 +292,70 @@ class Indexer:
         if total or plan.deleted or switching:
             clear_snapshot(self.store.index_dir)
         done = 0
+        queue = self._queue = SyncQueue(recent_first(plan.changed, scan.notes, self._wanted_first))
+        self.progress = sync_progress = SyncProgress(
+            notes_total=total,
+            bytes_total=sum(scan.notes[p].size for p in plan.changed if p in scan.notes),
+            started=time.monotonic(),
+        )
         if progress:
             progress(0, total)
-        batches = [plan.changed[start : start + _NOTES_PER_BATCH] for start in range(0, total, _NOTES_PER_BATCH)]
+        large = total > _NOTES_PER_BATCH
+        # The first sync of an index (not a model switch: the old index answers meanwhile) that will
+        # take long writes the text of every note first, searched by keyword until the end.
+        keyword_first = meta.active is None and only is None and large
+        keyword_task: asyncio.Task[None] | None = None
         # A note whose file time changed but not its text (a checkout, a sync tool, a backup restore)
         # keeps its rows: rewriting them all left every index behind the table until the next
         # compaction, and searches took seconds meanwhile. Not when the chunking changed, nor for
         # the notes redone because a note they link to became excluded.
         keep: set[str] = set() if rechunk else set(plan.changed) - linkers
 
-        prepare = functools.partial(self._prepare_ahead, batches, on_disk, manifest, resolver, keep)
+        prepare = functools.partial(self._prepare_ahead, on_disk, manifest, resolver, keep)
 
         # A sync of many batches reads which paths and hashes have rows once, instead of asking the
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
         present: _Present | None = None
-        if len(batches) > 1:
+        if large:
             paths_present, hashes_present = await self.store.chunk_keys(suffix, dimension)
             present = _Present(paths_present | set(manifest), hashes_present)
 
         # Reading and parsing the next batch (in a worker thread) overlaps embedding and writing this
         # one, so the model is not left waiting for the parser, nor the parser for the model.
-        upcoming = prepare(0)
+        batch = queue.take(_FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
+        upcoming = prepare(batch)
         pending = _Pending()
         try:
-            for number, batch in enumerate(batches):
-                assert upcoming is not None
+            while upcoming is not None:
+                if self._pausable and self.paused:
+                    if pending.paths:  # what is embedded is kept while paused
+                        await self._write_pending(suffix, dimension, pending, present)
+                        pending = _Pending()
+                    await self._wait_while_paused(progress)
                 prepared = await upcoming
-                upcoming = prepare(number + 1)
+                embedded_before = report.chunks_embedded
                 await self._embed_batch(suffix, dimension, prepared, report, present, reuse, pending)
-                if pending.due() or number == len(batches) - 1:
+                following = queue.take(_NOTES_PER_BATCH)
+                upcoming = prepare(following)
+                # (the first batch at once: the newest notes, searchable in the first seconds)
+                if pending.due() or upcoming is None or done == 0:
                     await self._write_pending(suffix, dimension, pending, present)
                     pending = _Pending()
                 done += len(batch)
+                sync_progress.advance(
+                    time.monotonic(),
+                    notes=len(batch),
+                    size=sum(item.stamp.size for item in prepared),
+                    chunks=sum(len(item.chunks) for item in prepared),
+                    embedded=report.chunks_embedded - embedded_before,
+                )
+                if keyword_first and keyword_task is None:
+                    keyword_task = self._keyword_first(suffix, sync_progress, on_disk, resolver)
+                batch = following
                 if progress:
                     progress(done, total)
+            if keyword_task is not None:
+                await keyword_task  # (its failure is logged there: searches then wait for the end)
         except Exception:
             # What was embedded before the failure (Ollama gone, say) is kept, not embedded again.
             if pending.paths:
@@ -272,6 +365,8 @@ class Indexer:
         finally:
             if upcoming is not None and not upcoming.done():
                 upcoming.cancel()
+            if keyword_task is not None and not keyword_task.done():
+                keyword_task.cancel()
 
         if self._opted_out:
             # Notes that opted out in their frontmatter (found only by reading them): the notes linking
@@ -309,9 +404,7 @@ class Indexer:
         # link resolver) is let go before the compaction and the index builds, the peak of a large sync.
         seen = ScanSeen.of(scan.notes) if only is None else None
         scan_problems, scan_skipped = scan.problems, scan.skipped
-        del scan, on_disk, manifest, present, resolver, keep, prepare
-        large = len(batches) > 1
-        del batches
+        del scan, on_disk, manifest, present, resolver, keep, prepare, queue
         if large:
             release_memory()
 
@@ -326,6 +419,8 @@ class Indexer:
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
         await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
+        if keyword_task is not None:
+            await self.store.drop_text(suffix)  # the chunks table answers keyword searches now
         if self._purge:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
@@ -418,19 +513,61 @@ class Indexer:
 
     def _prepare_ahead(
         self,
-        batches: list[list[str]],
         on_disk: dict[str, FileStat],
         manifest: Manifest,
         resolver: LinkResolver,
         keep: Collection[str],
-        number: int,
+        batch: list[str],
     ) -> asyncio.Future[list[_Prepared]] | None:
-        """Batch `number` read and parsed in a worker thread, to be awaited when its turn comes."""
-        if number >= len(batches):
+        """The batch read and parsed in a worker thread, to be awaited when its turn comes."""
+        if not batch:
             return None
-        return asyncio.ensure_future(
-            asyncio.to_thread(self._prepare, batches[number], on_disk, manifest, resolver, keep)
-        )
+        return asyncio.ensure_future(asyncio.to_thread(self._prepare, batch, on_disk, manifest, resolver, keep))
+
+    def _keyword_first(
+        self,
+        suffix: str,
+        progress: SyncProgress,
+        on_disk: dict[str, FileStat],
+        resolver: LinkResolver,
+    ) -> asyncio.Task[None] | None:
+        """After the first batch has measured the model's pace: when the rest will take longer than
+        `_KEYWORD_FIRST_AFTER_S`, the text of every note left is written to the store's keyword
+        table (in the background, beside the embedding) and searched by keyword until the end."""
+        seconds_left = progress.eta_seconds(min_measured_s=0.0)
+        if seconds_left is None or seconds_left < self.keyword_first_after_s:
+            return None
+        # Every note, those embedded already too: until the end, keyword searches read this table
+        # alone. Markdown and canvases: a PDF is read by the sync's one PDF worker, not to be shared.
+        paths = recent_first((p for p in on_disk if file_type(p) in (MARKDOWN, CANVAS, None)), on_disk)
+        log.info("the first sync will take ~%d min: every note is searchable by keyword first", seconds_left // 60)
+        return asyncio.create_task(self._write_keyword_table(suffix, paths, on_disk, resolver), name="vask-keywords")
+
+    async def _write_keyword_table(
+        self, suffix: str, paths: list[str], on_disk: dict[str, FileStat], resolver: LinkResolver
+    ) -> None:
+        try:
+            await self.store.start_text(suffix)
+            empty = Manifest.empty()
+            rows: list[pa.Table] = []
+            for start in range(0, len(paths), _NOTES_PER_BATCH):
+                prepared = await asyncio.to_thread(
+                    self._prepare, paths[start : start + _NOTES_PER_BATCH], on_disk, empty, resolver
+                )
+                table = _text_rows(prepared)
+                if table is not None:
+                    rows.append(table)
+                if sum(t.num_rows for t in rows) >= _ROWS_PER_WRITE:
+                    await self.store.add_text_rows(suffix, pa.concat_tables(rows))
+                    rows = []
+            if rows:
+                await self.store.add_text_rows(suffix, pa.concat_tables(rows))
+            await self.store.finish_text(suffix)
+            log.info("every note is searchable by keyword; %d are still to be embedded", len(self._queue or ()))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # keyword search then waits for the sync's end, as it did without this
+            log.exception("writing the keyword table failed")
 
     def _prepare(
         self,
@@ -643,6 +780,26 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
 
 def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
     schema = chunk_schema(dimension)
+    columns, hashes = _chunk_columns(prepared)
+    if not hashes:
+        return None
+    value_type = schema.field("vector").type.value_type
+    matrix = np.stack([np.asarray(vectors[h]) for h in hashes]).astype(value_type.to_pandas_dtype())
+    arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
+    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), value_type), dimension)
+    return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
+
+
+def _text_rows(prepared: list[_Prepared]) -> pa.Table | None:
+    """The rows of the keyword table: chunk rows without vectors."""
+    schema = text_schema()
+    columns, hashes = _chunk_columns(prepared)
+    if not hashes:
+        return None
+    return pa.Table.from_arrays([pa.array(columns[n], type=schema.field(n).type) for n in schema.names], schema=schema)
+
+
+def _chunk_columns(prepared: list[_Prepared]) -> tuple[dict[str, list[object]], list[str]]:
     columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
     for item in prepared:
@@ -673,11 +830,6 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             columns["modified"].append(item.modified)
             columns["page"].append(chunk.page)
             hashes.append(chunk.hash)
-    if not hashes:
-        return None
-    columns["hit"].extend(hit_records(columns))
-    value_type = schema.field("vector").type.value_type
-    matrix = np.stack([np.asarray(vectors[h]) for h in hashes]).astype(value_type.to_pandas_dtype())
-    arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
-    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), value_type), dimension)
-    return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
+    if hashes:
+        columns["hit"].extend(hit_records(columns))
+    return columns, hashes

@@ -101,6 +101,18 @@ class LiveIndex:
         self._publish()
         return int(queued)
 
+    def pause(self, paused: bool) -> None:
+        """Pauses (or resumes) indexing: the running sync stops at its next batch, with what it has
+        embedded kept, and none starts until resumed; searches go on. Kept over a restart."""
+        self.services.indexer.set_paused(paused)
+        self._publish()
+
+    def prioritize(self, paths: Iterable[str]) -> int:
+        """Notes the person has open or opened last: indexed before the others."""
+        moved = self.services.indexer.prioritize(paths)
+        self._publish()
+        return moved
+
     def _ready(self, path: str) -> None:
         if path == RESCAN:
             self._full_requested = True
@@ -164,7 +176,7 @@ class LiveIndex:
         self._publish()
         try:
             report = await self.services.indexer.sync(
-                None if full else paths, progress=self._progress, stage=self._stage
+                None if full else paths, progress=self._progress, stage=self._stage, pausable=True
             )
         except asyncio.CancelledError:
             raise
@@ -246,9 +258,17 @@ class LiveIndex:
 
     def snapshot(self) -> dict[str, Any]:
         error = self.last_error
+        indexer = self.services.indexer
+        progress = indexer.progress
+        paused = indexer.paused
+        state = "paused" if paused and self.state in ("indexing", "starting") else self.state
         return {
             "type": "status",
-            "state": self.state,
+            "state": state,
+            "paused": paused,
+            # the running sync's notes and chunks done and (estimated) in all, pace and time left
+            "progress": progress.to_dict() if progress is not None else None,
+            "eta_seconds": progress.to_dict()["eta_seconds"] if progress is not None else None,
             "notes": self.counts.get("notes", 0),
             "chunks": self.counts.get("chunks", 0),
             "pending": self.pending,

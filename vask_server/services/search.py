@@ -25,6 +25,7 @@ from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.models import Hit
+from vask_server.core.progress import SyncProgress
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
     RRF_K,
@@ -134,6 +135,9 @@ class ActiveIndex:
     model: str
     dimension: int
     suffix: str
+    # False during an index's first sync: what is embedded so far is searched, and the notes not
+    # yet embedded by keyword alone (the store's keyword table), once that is written.
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -159,9 +163,14 @@ class Searcher:
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
         self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
         self._quiet = ReleaseWhenQuiet()
+        # How far the running sync is (the indexer's, in the server): said by a search during a first sync
+        self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
 
     def active(self) -> ActiveIndex:
         meta = self.store.read_meta()
+        if not meta.active and meta.building:
+            building = meta.building
+            return ActiveIndex(building["model"], int(building["dimension"]), building["suffix"], complete=False)
         if not meta.active:
             raise NotIndexed(
                 "The vault has not been indexed yet.",
@@ -254,9 +263,12 @@ class Searcher:
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind = "questions"
         try:
+            if not index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
+                raise _NotNow
             pairs = await self._question_pairs(index, ids, found)
-        except (OllamaUnavailable, ModelMissing, OllamaFailed) as exc:
-            log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
+        except (OllamaUnavailable, ModelMissing, OllamaFailed, _NotNow) as exc:
+            if not isinstance(exc, _NotNow):
+                log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
             kind, pairs = "passages", (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
@@ -466,10 +478,41 @@ class Searcher:
         """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
         answer alone (and is in the store's problems, for the status)."""
         try:
+            if not index.complete:
+                return await self._first_sync_keyword_rows(index, query, limit, where), None
             rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
         return rows, None
+
+    async def _first_sync_keyword_rows(
+        self, index: ActiveIndex, query: str, limit: int, where: str | None
+    ) -> list[dict[str, Any]]:
+        """During a first sync: keyword matches from the keyword table (every note), with the
+        vectors of those already embedded; the others are marked `keyword_only`. None at all before
+        that table is written (its first minute)."""
+        if not self.store.text_ready(index.suffix):
+            return []
+        rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, keyword_table=True)
+        vectors = await self.store.vectors_by_id(index.suffix, index.dimension, [row["id"] for row in rows])
+        for row in rows:
+            vector = vectors.get(row["id"])
+            if vector is None:
+                row["keyword_only"] = True
+            else:
+                row["vector"] = vector
+        return rows
+
+    def _first_sync_notice(self, index: ActiveIndex) -> str | None:
+        if index.complete:
+            return None
+        progress = self.sync_progress()
+        if progress is None or not progress.notes_total:
+            return "The first index of this vault is being built: notes not embedded yet are found by keyword only."
+        return (
+            f"Indexing: {progress.notes_done:,} of {progress.notes_total:,} notes embedded; "
+            "the others are found by keyword only."
+        )
 
     async def search(
         self,
@@ -493,7 +536,12 @@ class Searcher:
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
             try:
-                rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+                if index.complete:
+                    rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+                else:
+                    rows = await self._first_sync_keyword_rows(index, query, top_k * 4, where)
+                    for row in rows:
+                        row.pop("vector", None)
             except IndexBroken as failure:  # nothing can be searched: say both, not "no matches"
                 also = f"{failure.message[0].lower()}{failure.message[1:]}"
                 return SearchResult([], "keyword", notice=f"{exc.message}, and {also}. {exc.hint} {failure.hint}")
@@ -524,9 +572,11 @@ class Searcher:
                 notice = f"{broken.message}. Showing matches by meaning only. {broken.hint}"
         else:
             vector_rows = await vector_search
-        text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in text_rows]
-        for row, row_vector in zip(text_rows, text_vectors, strict=True):
-            row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
+        text_vectors = []
+        for row in text_rows:
+            if "vector" in row:  # every candidate gets a cosine (but a first sync's not yet embedded)
+                text_vectors.append(np.asarray(row.pop("vector"), dtype=np.float32))
+                row["similarity"] = float(np.dot(vector, text_vectors[-1]))
         candidates = [np.asarray(row.pop("vector"), dtype=np.float32) for row in vector_rows if "vector" in row]
         candidates.extend(text_vectors)
         if config.mode == "hybrid" and config.fusion == "convex":
@@ -558,9 +608,12 @@ class Searcher:
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
-        declined = best is None or evidence is None or (evidence < threshold and not exact)
+        declined = not exact and (best is None or evidence is None or evidence < threshold)
         hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
         declined = declined or not hits
+        partial = self._first_sync_notice(index)
+        if partial:
+            notice = f"{notice} {partial}" if notice else partial
         return SearchResult(
             limit_per_note(hits, top_k, config.per_note),
             config.mode,
@@ -570,6 +623,10 @@ class Searcher:
             evidence_threshold=threshold,
             declined=declined,
         )
+
+
+class _NotNow(Exception):
+    """The calibration's questions wait for the index to be complete."""
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:

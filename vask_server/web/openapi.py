@@ -501,6 +501,37 @@ def _document() -> dict[str, Any]:
                     },
                 }
             },
+            "/v1/index/pause": {
+                "post": {
+                    "summary": "Pause indexing (kept over a restart); searches go on",
+                    "responses": {
+                        "200": _json({"type": "object", "properties": {"paused": {"type": "boolean"}}}),
+                        **_errors(),
+                    },
+                }
+            },
+            "/v1/index/resume": {
+                "post": {
+                    "summary": "Resume indexing where it stopped",
+                    "responses": {
+                        "200": _json({"type": "object", "properties": {"paused": {"type": "boolean"}}}),
+                        **_errors(),
+                    },
+                }
+            },
+            "/v1/index/first": {
+                "post": {
+                    "summary": "Index these notes before the others (the notes open in Obsidian)",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReindexRequest"}}},
+                    },
+                    "responses": {
+                        "200": _json({"type": "object", "properties": {"moved": {"type": "integer"}}}),
+                        **_errors(BadRequest, PayloadTooLarge),
+                    },
+                }
+            },
             "/v1/events": {
                 "get": {
                     "summary": "Server-Sent Events: `event: status` with index progress; a heartbeat every 15 s",

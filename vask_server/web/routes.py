@@ -310,6 +310,28 @@ async def reindex(request: web.Request) -> web.Response:
     return web.json_response({"queued": queued}, status=202)
 
 
+@routes.post("/v1/index/pause")
+async def pause_indexing(request: web.Request) -> web.Response:
+    _live(request).pause(True)
+    return web.json_response({"paused": True})
+
+
+@routes.post("/v1/index/resume")
+async def resume_indexing(request: web.Request) -> web.Response:
+    _live(request).pause(False)
+    return web.json_response({"paused": False})
+
+
+@routes.post("/v1/index/first")
+async def index_first(request: web.Request) -> web.Response:
+    """Notes to index before the others (the plugin sends those open or opened last)."""
+    services, live = _services(request), _live(request)
+    body = await v.json_object(request, {"paths"})
+    items = v.string_list(body.get("paths"), "paths")
+    moved = live.prioritize([_vault_path(services, p, "paths") for p in items])
+    return web.json_response({"moved": moved})
+
+
 @routes.get("/v1/events")
 async def events(request: web.Request) -> web.StreamResponse:
     live = _live(request)

@@ -1,0 +1,151 @@
+"""A first sync of a vault larger than a batch, through the fake Ollama held mid-way: the newest notes
+are embedded first, every note is found by keyword before it is embedded, progress and time left are
+told, and pausing stops the sync where it is until it is resumed."""
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from vask_server.core.plan import SyncQueue, recent_first
+from vask_server.core.progress import SyncProgress, describe_eta
+from vask_server.services.context import open_services
+
+DAY = 86400
+RARE = "quillwortian"
+
+
+def make_vault(root: Path, notes: int = 150) -> list[str]:
+    """`notes` notes with file times a day apart (note 0 the newest); the oldest holds a rare word.
+    Returns their paths, newest first."""
+    now = time.time()
+    paths = []
+    for n in range(notes):
+        path = f"Notes/Note {n:03d}.md"
+        body = f"# Topic {n}\n\nThoughts number {n} on gardening, tea and walking, noted on day {n}.\n"
+        if n == notes - 1:
+            body += f"\nA {RARE} meadow, seen once.\n"
+        file = root / path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(body)
+        when = now - n * DAY
+        os.utime(file, (when, when))
+        paths.append(path)
+    return paths
+
+
+class Stamp:
+    def __init__(self, mtime_ns: int) -> None:
+        self.mtime_ns, self.size = mtime_ns, 1
+
+
+def test_notes_are_taken_newest_first_with_the_named_ones_before_them() -> None:
+    stamps = {"a.md": Stamp(1), "b.md": Stamp(3), "c.md": Stamp(2), "d.md": Stamp(3)}
+    assert recent_first(stamps, stamps) == ["b.md", "d.md", "c.md", "a.md"]
+    assert recent_first(stamps, stamps, first=["a.md", "zz.md"]) == ["a.md", "b.md", "d.md", "c.md"]
+    queue = SyncQueue(["a", "b", "c", "d", "e"])
+    assert queue.take(2) == ["a", "b"]
+    assert queue.promote(["e", "a", "x"]) == 1  # (a is done, x is not in this sync)
+    assert queue.take(2) == ["e", "c"] and queue.remaining() == ["d"] and len(queue) == 1
+
+
+def test_time_left_follows_the_pace_in_bytes_and_leaves_out_the_pauses() -> None:
+    progress = SyncProgress(notes_total=100, bytes_total=10_000, started=0.0)
+    assert progress.eta_seconds() is None and progress.to_dict()["eta_seconds"] is None  # nothing measured yet
+    progress.advance(10.0, notes=10, size=1_000, chunks=50, embedded=50)
+    assert progress.eta_seconds() == pytest.approx(90.0)  # 9,000 bytes left at 100 bytes/s
+    assert progress.chunks_total == 500 and progress.to_dict()["percent"] == 10.0
+    assert progress.rate() == pytest.approx(5.0)
+    progress.was_paused(100.0)  # a pause of 100 s, then the same pace again
+    progress.advance(120.0, notes=10, size=1_000, chunks=50, embedded=50)
+    assert progress.eta_seconds() == pytest.approx(80.0)
+    assert describe_eta(30) == "less than a minute left"
+    assert describe_eta(40 * 60) == "~40 min left"
+    assert describe_eta(190 * 60) == "~3 h 10 min left"
+    assert describe_eta(None) == ""
+
+
+async def _until(condition, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_keyword(
+    fake_ollama, tmp_path, settings_for
+) -> None:
+    vault = tmp_path / "vault"
+    paths = make_vault(vault)
+    fake = fake_ollama.fake
+    fake.hold_from_call = 2  # the first batch (8 notes, one call) goes through; the sync then waits
+    settings = settings_for(vault, embed_batch_size=64)
+    try:
+        async with open_services(settings) as services:
+            indexer, store = services.indexer, services.store
+            indexer.keyword_first_after_s = 0.0  # (the fake is fast: any pace counts as slow here)
+            sync = asyncio.create_task(indexer.sync())
+            suffix = ""
+
+            async def keyword_table_ready() -> bool:
+                nonlocal suffix
+                building = store.read_meta().building
+                suffix = building["suffix"] if building else ""
+                return bool(suffix) and store.text_ready(suffix)
+
+            await _until(keyword_table_ready)
+            progress = indexer.progress
+            assert progress is not None and progress.notes_total == 150 and progress.notes_done == 8
+            # the 8 newest notes are the ones embedded
+            embedded = {p for p in await store.chunk_paths(suffix, 96)}
+            assert embedded == set(paths[:8])
+            # the newest note is found by meaning, the oldest (not embedded) by its rare word only
+            today = __import__("datetime").date.today()
+            newest = await services.searcher.search_question(
+                "Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0
+            )
+            assert newest.hits and newest.hits[0].path == paths[0] and not newest.hits[0].keyword_only
+            assert newest.notice and "8 of 150 notes embedded" in newest.notice
+            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
+            assert rare.hits[0].to_dict()["keyword_only"] is True
+            fake.released.set()
+            report = await asyncio.wait_for(sync, 60)
+            assert report.changed == 150
+            # done: the keyword table and every version of it are gone; the oldest note is embedded
+            assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
+            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
+    finally:
+        fake.released.set()
+        fake.hold_from_call = None
+
+
+async def test_a_paused_sync_stops_at_its_next_batch_and_goes_on_when_resumed(
+    fake_ollama, tmp_path, settings_for
+) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    settings = settings_for(vault, embed_batch_size=64)
+    async with open_services(settings) as services:
+        indexer = services.indexer
+        indexer.set_paused(True)
+        sync = asyncio.create_task(indexer.sync(pausable=True))
+
+        async def waiting_paused() -> bool:
+            return indexer.progress is not None and indexer.progress.paused
+
+        await _until(waiting_paused)
+        await asyncio.sleep(0.3)
+        assert indexer.progress is not None and indexer.progress.notes_done == 0 and not sync.done()
+        assert services.store.read_meta().extra.get("paused") is True  # (what a restart reads)
+        indexer.set_paused(False)
+        report = await asyncio.wait_for(sync, 60)
+        assert report.changed == 150 and "paused" not in services.store.read_meta().extra
+        # `vask index` (not pausable) runs even when paused
+        indexer.set_paused(True)
+        (vault / "Notes" / "Note 000.md").write_text("# Topic 0\n\nRewritten.\n")
+        report = await asyncio.wait_for(indexer.sync(), 60)
+        assert report.changed == 1
