@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stderr=subprocess.STDOUT,
     )
     time.sleep(1.5)
-    server = start_server(vault, index_dir, f"http://127.0.0.1:{embed_port}", FAST_MODEL, port, log=work / "serve.log")
+    host = f"http://127.0.0.1:{embed_port}"
+    server = start_server(vault, index_dir, host, FAST_MODEL, port, log=work / "serve.log", VASK_LOG_LEVEL="info")
     found_recent: dict[str, float] = {}
     rare_at: float | None = None
     halfway: dict[str, Any] | None = None
@@ -154,8 +155,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "actual_rest_s": round(actual, 1),
             "ratio": round(told / actual, 3) if told is not None and actual > 0 else None,
         }
+    log_lines = (work / "serve.log").read_text().splitlines()
+    keyword_line = next((line for line in log_lines if "by keyword (" in line), None)
     record = {
         "benchmark": "first-hour",
+        "keyword_table_log": keyword_line,
         "notes": args.notes,
         "embed_rate": args.rate,
         "model": f"{FAST_MODEL} via scripts.hash_ollama --rate {args.rate}",

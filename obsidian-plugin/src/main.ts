@@ -88,8 +88,10 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 				void this.learnServerVault();
 			},
 			onStatus: (status) => {
+				const startedIndexing = status.state === 'indexing' && this.lastStatus?.state !== 'indexing';
 				this.lastStatus = status;
 				this.setConnection({ state: 'live', status });
+				if (startedIndexing) this.sendOpenNotesFirst();
 			},
 			onError: (error) => this.setConnection({ state: 'error', error }),
 		});
@@ -105,6 +107,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.app.workspace.onLayoutReady(() => {
 			this.registerVaultEvents();
 			this.statusStream.start();
+			this.registerEvent(this.app.workspace.on('file-open', () => this.sendOpenNotesFirst()));
 		});
 
 		this.register(() => {
@@ -265,6 +268,29 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			callback: () => void this.activateView(VIEW_TYPE_RELATED),
 		});
 		this.addCommand({ id: 'reindex-vault', name: 'Reindex vault', callback: () => void this.reindexVault() });
+		this.addCommand({ id: 'pause-indexing', name: 'Pause indexing', callback: () => void this.pauseIndexing(true) });
+		this.addCommand({ id: 'resume-indexing', name: 'Resume indexing', callback: () => void this.pauseIndexing(false) });
+	}
+
+	async pauseIndexing(paused: boolean): Promise<void> {
+		try {
+			await this.client.pauseIndexing(paused);
+			new Notice(paused ? 'vask: indexing paused (searches go on)' : 'vask: indexing resumed');
+		} catch (err) {
+			this.errorNotice(err);
+		}
+	}
+
+	/**
+	 * While the server indexes, the notes open now and opened last go first: what the person is
+	 * working on is what they will ask about. Best effort: an older server has no such endpoint.
+	 */
+	private sendOpenNotesFirst(): void {
+		if (this.lastStatus?.state !== 'indexing') return;
+		const active = this.app.workspace.getActiveFile();
+		const paths = [...(active ? [active.path] : []), ...this.app.workspace.getLastOpenFiles()];
+		const notes = [...new Set(paths)].filter((p) => isIndexedPath(p)).slice(0, 50);
+		if (notes.length) void this.client.indexFirst(notes).catch(() => undefined);
 	}
 
 	private registerVaultEvents(): void {

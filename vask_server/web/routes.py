@@ -119,9 +119,13 @@ async def status(request: web.Request) -> web.Response:
     detail = await index_status(services, check=True)
     error = live.last_error
     report = live.last_report
+    snapshot = live.snapshot()
     return web.json_response(
         {
-            "state": live.state,
+            "state": snapshot["state"],
+            "paused": snapshot["paused"],
+            "progress": snapshot["progress"],
+            "eta_seconds": snapshot["eta_seconds"],
             "notes": detail["notes"],
             "chunks": detail["chunks"],
             "pending": live.pending,

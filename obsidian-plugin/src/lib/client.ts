@@ -260,6 +260,16 @@ export class VaskClient {
 		return { queued };
 	}
 
+	/** Pauses indexing on the server (kept over its restarts); searches go on. */
+	pauseIndexing(paused: boolean, signal?: AbortSignal): Promise<{ paused: boolean }> {
+		return this.json<{ paused: boolean }>('POST', paused ? '/v1/index/pause' : '/v1/index/resume', { body: {}, signal });
+	}
+
+	/** Notes to index before the others (the ones open or opened last); an older server lacks it (404). */
+	indexFirst(paths: string[], signal?: AbortSignal): Promise<{ moved: number }> {
+		return this.json<{ moved: number }>('POST', '/v1/index/first', { body: { paths: paths.slice(0, MAX_REINDEX_PATHS) }, signal });
+	}
+
 	/**
 	 * POST /v1/ask and read the NDJSON stream. Every event goes to `onEvent` as
 	 * it arrives; resolves with the final `done` event. Throws a VaskError for

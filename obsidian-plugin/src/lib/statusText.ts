@@ -20,6 +20,17 @@ function plural(n: number, word: string): string {
 	return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** "~40 min left", "~3 h 10 min left", "less than a minute left"; "" when not known (as the server's CLI says it). */
+export function describeEta(seconds: number | null | undefined): string {
+	if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return '';
+	const minutes = Math.round(seconds / 60);
+	if (minutes < 1) return 'less than a minute left';
+	if (minutes < 60) return `~${minutes} min left`;
+	const hours = Math.floor(minutes / 60);
+	const rest = minutes % 60;
+	return rest ? `~${hours} h ${rest} min left` : `~${hours} h left`;
+}
+
 export function statusBarText(c: Connection): StatusBarText {
 	if (c.state === 'connecting') {
 		return { text: 'vask: connecting…', title: 'Connecting to the vask server', level: 'busy' };
@@ -47,6 +58,24 @@ export function statusBarText(c: Connection): StatusBarText {
 			text: 'vask: Ollama unreachable ⚠',
 			title: `${s.message ?? 'The vask server cannot reach Ollama.'} Click for details.`,
 			level: 'warn',
+		};
+	}
+	const p = s.progress;
+	if (s.state === 'paused' || (s.paused && s.state !== 'idle')) {
+		const where = p ? ` ${Math.floor(p.percent)}%` : '';
+		return {
+			text: `vask: indexing paused${where}`,
+			title: `Indexing is paused${p ? ` at ${p.notes_done} of ${p.notes_total} notes` : ''}; searches go on. Run "Vask: Resume indexing" to go on where it stopped.`,
+			level: 'busy',
+		};
+	}
+	if (s.state === 'indexing' && p && p.notes_total > 0 && !s.stage) {
+		// A long sync: how far by the notes' bytes (what the time left is measured in), and the time left
+		const left = describeEta(p.eta_seconds);
+		return {
+			text: `vask: indexing ${Math.floor(p.percent)}%${left ? ` · ${left}` : ''}`,
+			title: `Indexing the vault: ${p.notes_done} of ${p.notes_total} notes${failed}${p.rate !== null ? `, ${p.rate} chunks/s` : ''}${left ? `, ${left}` : ''}. Notes not embedded yet are found by keyword. Click for details.`,
+			level: 'busy',
 		};
 	}
 	if (s.state === 'indexing') {

@@ -48,6 +48,10 @@ export interface IndexStatus {
 	stage?: string | null;
 	/** As in `StatusEvent`. */
 	stage_seconds?: number | null;
+	/** As in `StatusEvent`. */
+	paused?: boolean;
+	/** As in `StatusEvent`. */
+	progress?: SyncProgress | null;
 	skipped: FileProblem[];
 	failed: FileProblem[];
 	model: string;
@@ -150,6 +154,8 @@ export interface Source {
 	linked?: string;
 	/** Likewise: the seed's heading this passage is closest to. */
 	near?: string;
+	/** During a first index: found by keyword in a note not embedded yet (no similarity). */
+	keyword_only?: boolean;
 }
 
 /** A note the answer cites as `[Title]`. */
@@ -245,4 +251,23 @@ export interface StatusEvent {
 	skipped?: number;
 	ollama: { reachable: boolean };
 	message?: string;
+	/** Indexing paused (the plugin's command or `vask pause`); older servers omit it. */
+	paused?: boolean;
+	/** The running sync's progress, pace and time left; null between syncs; older servers omit it. */
+	progress?: SyncProgress | null;
+}
+
+export interface SyncProgress {
+	notes_done: number;
+	notes_total: number;
+	chunks_done: number;
+	/** Estimated from the bytes of the notes still to read. */
+	chunks_total: number;
+	/** By bytes of notes: what time left is measured in. */
+	percent: number;
+	/** Chunks embedded a second; null until measured. */
+	rate: number | null;
+	/** Seconds left; null until measured (the first seconds). */
+	eta_seconds: number | null;
+	paused: boolean;
 }

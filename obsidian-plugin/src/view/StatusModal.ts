@@ -1,4 +1,5 @@
 /** Details behind the status bar: server, Ollama, models, index, and files that failed. */
+import { describeEta } from '../lib/statusText';
 import { App, Component, MarkdownRenderer, Modal } from 'obsidian';
 import { describeError } from '../lib/errors';
 import { notesCount, toExclusions, type Exclusions } from '../lib/exclusions';
@@ -79,7 +80,14 @@ export class StatusModal extends Modal {
 				this.row(table, 'Missing models', h.models.missing.map((m) => `ollama pull ${m}`).join('\n'), 'vask-bad');
 			}
 		}
-		const progress = s.state === 'indexing' ? `indexing ${s.done}/${s.total}` : s.state;
+		const p = s.progress;
+		const left = p ? describeEta(p.eta_seconds) : '';
+		const progress =
+			p && (s.state === 'indexing' || s.state === 'paused')
+				? `${s.state} ${Math.floor(p.percent)}% (${p.notes_done}/${p.notes_total} notes${p.rate !== null ? `, ${p.rate} chunks/s` : ''})${left ? ` · ${left}` : ''}`
+				: s.state === 'indexing'
+					? `indexing ${s.done}/${s.total}`
+					: s.state;
 		this.row(table, 'Index', `${progress} — ${s.notes} notes, ${s.chunks} chunks, ${s.pending} pending`);
 		if (s.in_progress?.length) this.row(table, 'Now', s.in_progress.join(', '));
 		this.row(table, 'Embedding', `${s.model} (${s.dimension} dimensions)`);

@@ -229,6 +229,21 @@ describe('VaskClient JSON endpoints', () => {
 		expect(f.calls[2]!.init.method).toBe('POST');
 	});
 
+	it('pause and resume post to their endpoints; indexFirst sends the open notes', async () => {
+		const f = fakeFetch(({ url }) =>
+			url.endsWith('/first') ? Response.json({ moved: 1 }) : Response.json({ paused: url.endsWith('/pause') }),
+		);
+		const client = new VaskClient({ baseUrl: 'http://h:1', token: 't', fetch: f.fetch });
+		expect(await client.pauseIndexing(true)).toEqual({ paused: true });
+		expect(await client.pauseIndexing(false)).toEqual({ paused: false });
+		expect(f.calls.map((c) => [c.init.method, c.url])).toEqual([
+			['POST', 'http://h:1/v1/index/pause'],
+			['POST', 'http://h:1/v1/index/resume'],
+		]);
+		expect(await client.indexFirst(['Daily/2026-12-05.md'])).toEqual({ moved: 1 });
+		expect(JSON.parse(f.calls[2]!.init.body as string)).toEqual({ paths: ['Daily/2026-12-05.md'] });
+	});
+
 	it('reindex splits a long list (a folder moved) into requests the server accepts, sent one after the other', async () => {
 		const paths = Array.from({ length: 450 }, (_, i) => `Moved/n${i}.md`);
 		let inFlight = 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, VaskError } from '../../src/lib/errors';
-import { statusBarText } from '../../src/lib/statusText';
+import { describeEta, statusBarText } from '../../src/lib/statusText';
 import type { StatusEvent } from '../../src/lib/types';
 
 const base: StatusEvent = { state: 'idle', notes: 57, chunks: 300, pending: 0, done: 57, total: 57, failed: 0, ollama: { reachable: true } };
@@ -29,6 +29,29 @@ describe('statusBarText', () => {
 		expect(v.title).toContain('now: vector index for 12 s');
 		const older = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 400, total: 400, stage: 'vector index', stage_seconds: null } });
 		expect(older.text).toBe('vask: indexing 400/400 (vector index)');
+	});
+
+	it('shows a long sync as a percentage with the time left, and says when it is paused', () => {
+		const progress = { notes_done: 700, notes_total: 2000, chunks_done: 8000, chunks_total: 23000, percent: 35.4, rate: 41.2, eta_seconds: 2410, paused: false };
+		const v = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 700, total: 2000, progress } });
+		expect(v.text).toBe('vask: indexing 35% · ~40 min left');
+		expect(v.title).toContain('700 of 2000 notes');
+		expect(v.title).toContain('found by keyword');
+		const early = statusBarText({ state: 'live', status: { ...base, state: 'indexing', done: 8, total: 2000, progress: { ...progress, percent: 0.3, eta_seconds: null } } });
+		expect(early.text).toBe('vask: indexing 0%');
+		const paused = statusBarText({ state: 'live', status: { ...base, state: 'paused', paused: true, progress: { ...progress, paused: true } } });
+		expect(paused.text).toBe('vask: indexing paused 35%');
+		expect(paused.title).toContain('Resume indexing');
+		// paused between syncs: the count of what is indexed, as usual
+		expect(statusBarText({ state: 'live', status: { ...base, paused: true } }).text).toBe('vask: indexed ✓ 57 notes');
+	});
+
+	it('says time left in minutes, then hours', () => {
+		expect(describeEta(20)).toBe('less than a minute left');
+		expect(describeEta(40 * 60)).toBe('~40 min left');
+		expect(describeEta(180 * 60)).toBe('~3 h left');
+		expect(describeEta(190 * 60)).toBe('~3 h 10 min left');
+		expect(describeEta(null)).toBe('');
 	});
 
 	it('shows the indexed note count when idle', () => {
