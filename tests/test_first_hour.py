@@ -85,7 +85,8 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
     try:
         async with open_services(settings) as services:
             indexer, store = services.indexer, services.store
-            indexer.keyword_first_after_s = 0.0  # (the fake is fast: any pace counts as slow here)
+            # (the fake is fast: any pace counts as slow here)
+            indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
             sync = asyncio.create_task(indexer.sync())
             suffix = ""
 
@@ -149,3 +150,37 @@ async def test_a_paused_sync_stops_at_its_next_batch_and_goes_on_when_resumed(
         (vault / "Notes" / "Note 000.md").write_text("# Topic 0\n\nRewritten.\n")
         report = await asyncio.wait_for(indexer.sync(), 60)
         assert report.changed == 1
+
+
+async def test_a_fast_model_builds_no_keyword_table(fake_ollama, tmp_path, settings_for) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    async with open_services(settings_for(vault, embed_batch_size=64)) as services:
+        services.indexer.keyword_first_after_s = 0.0  # a long sync by this measure, but the model is fast
+        created: list[str] = []
+        start_text = services.store.start_text
+
+        async def spy(suffix: str) -> None:
+            created.append(suffix)
+            await start_text(suffix)
+
+        services.store.start_text = spy  # type: ignore[method-assign]
+        report = await services.indexer.sync()
+    assert report.changed == 150 and created == []
+
+
+async def test_a_keyword_table_a_killed_sync_left_goes_with_the_next_sync(fake_ollama, tmp_path, settings_for) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault, notes=5)
+    settings = settings_for(vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        suffix = services.store.read_meta().active["suffix"]
+        # what a first sync killed mid-way leaves: the text of a note, outside the chunks table
+        rows = await services.store.all_chunk_rows(suffix, 96, ["id", "path", "hash", "text", "search_text"])
+        await services.store.start_text(suffix)
+        await services.store.add_text_rows(suffix, rows)
+        assert list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
+        (vault / "Notes" / "Note 000.md").write_text("# Topic 0\n\nRewritten.\n")
+        await services.indexer.sync(["Notes/Note 000.md"])
+    assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))

@@ -54,6 +54,10 @@ _FIRST_BATCH_NOTES = 8
 # before the vectors: with a laptop's model a large vault takes an hour, and its notes would be
 # unsearchable meanwhile. A quicker one does not: it would only add the reading of every note twice.
 _KEYWORD_FIRST_AFTER_S = 60.0
+# ... and only with a model slower than this (chunks a second: a CPU's pace, not a GPU's), for which
+# reading every note once more costs little beside the embedding; a fast model's first sync is quick
+# enough without it, and would only be slowed by it.
+_SLOW_MODEL_CHUNKS_PER_S = 150.0
 _COMPACT_AFTER_WRITES = 25
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and compacting the 1,564 of a 100,000-note build peaked
@@ -159,6 +163,8 @@ class Indexer:
         self._pause_changed = asyncio.Event()
         self._pausable = False
         self.keyword_first_after_s = _KEYWORD_FIRST_AFTER_S
+        self.slow_model_chunks_per_s = _SLOW_MODEL_CHUNKS_PER_S
+        self._embed_seconds = 0.0  # the running sync's time waiting for the model
 
     # -- the person's say in a long sync ------------------------------------------------------------
 
@@ -292,6 +298,7 @@ class Indexer:
         if total or plan.deleted or switching:
             clear_snapshot(self.store.index_dir)
         done = 0
+        self._embed_seconds = 0.0
         queue = self._queue = SyncQueue(recent_first(plan.changed, scan.notes, self._wanted_first))
         self.progress = sync_progress = SyncProgress(
             notes_total=total,
@@ -419,8 +426,9 @@ class Indexer:
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
         await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
-        if keyword_task is not None:
-            await self.store.drop_text(suffix)  # the chunks table answers keyword searches now
+        # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
+        # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
+        await self.store.drop_text(suffix)
         if self._purge:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
@@ -536,6 +544,8 @@ class Indexer:
         table (in the background, beside the embedding) and searched by keyword until the end."""
         seconds_left = progress.eta_seconds(min_measured_s=0.0)
         if seconds_left is None or seconds_left < self.keyword_first_after_s:
+            return None
+        if progress.chunks_embedded > self.slow_model_chunks_per_s * self._embed_seconds:
             return None
         # Every note, those embedded already too: until the end, keyword searches read this table
         # alone. Markdown and canvases: a PDF is read by the sync's one PDF worker, not to be shared.
@@ -685,7 +695,9 @@ class Indexer:
             known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
         to_embed = chunks_to_embed(all_chunks, known)
         if to_embed:
+            asked = time.perf_counter()
             vectors = await self.embedder.embed([c.embed_text for c in to_embed])
+            self._embed_seconds += time.perf_counter() - asked
             for chunk, vector in zip(to_embed, vectors, strict=True):
                 known[chunk.hash] = vector
         report.chunks_embedded += len(to_embed)
