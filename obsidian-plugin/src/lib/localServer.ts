@@ -4,7 +4,7 @@
  */
 
 export interface Host {
-	platform: string; // process.platform: 'linux', 'darwin', 'win32', …
+	platform: string; // Node's platform name: 'linux', 'darwin', 'win32', …
 	env: Record<string, string | undefined>;
 	home: string;
 }
