@@ -81,6 +81,16 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			vaultPath: () => this.vaultPath(),
 			verify: async (p) => void (await this.makeClientFor(p.url, p.token).health()),
 			pairingChanged: (p) => this.pairingChanged(p),
+			runningElsewhere: async () => {
+				const { serverUrl, token } = this.settings;
+				if (!token) return null;
+				try {
+					const health = await this.makeClientFor(serverUrl, token).health();
+					return health.vault === this.vaultPath() ? serverUrl : null;
+				} catch {
+					return null;
+				}
+			},
 			stateChanged: () => this.settingTab?.refreshLocal(),
 		});
 		this.client = this.makeClient();

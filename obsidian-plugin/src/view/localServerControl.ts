@@ -17,6 +17,9 @@ export interface LocalServerHost {
 	pairingChanged(pairing: Pairing | null): void;
 	/** Anything shown about the server changed (the settings tab redraws its lines). */
 	stateChanged(): void;
+	/** The settings' server, when it answers with their token and reads this very vault folder (one
+	 *  started by hand): a second server would write the same index. Null otherwise. */
+	runningElsewhere(): Promise<string | null>;
 }
 
 export type LocalStatus =
@@ -24,6 +27,7 @@ export type LocalStatus =
 	| { kind: 'off' }
 	| { kind: 'no-vault' }
 	| { kind: 'not-found'; configured: string }
+	| { kind: 'external'; url: string }
 	| { kind: 'supervised'; executable: string; state: SupervisorState };
 
 export class LocalServerControl {
@@ -61,6 +65,9 @@ export class LocalServerControl {
 		if (!s.manageServer) return this.set({ kind: 'off' });
 		if (!vault) return this.set({ kind: 'no-vault' });
 		if (!exe) return this.set({ kind: 'not-found', configured: s.vaskPath });
+		const elsewhere = await this.host.runningElsewhere();
+		if (elsewhere) return this.set({ kind: 'external', url: elsewhere });
+		if (this.supervisor) return; // (another apply() started one meanwhile)
 		this.executable = exe;
 		this.supervisor = new Supervisor({
 			command: exe,
@@ -107,6 +114,8 @@ export function describeLocal(status: LocalStatus, now = Date.now()): { text: st
 			return { text: 'This device cannot run vask: set the address of a vask server below.', ok: true };
 		case 'off':
 			return { text: 'Off: the plugin uses the server URL and token below.', ok: true };
+		case 'external':
+			return { text: `A vask server for this vault already answers at ${status.url}: the plugin uses it, and starts none.`, ok: true };
 		case 'no-vault':
 			return { text: 'This vault has no folder on disk that vask could read.', ok: false };
 		case 'not-found':
