@@ -108,6 +108,14 @@ class FakeOllama:
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     chat_streams_cancelled: int = 0
     chat_streams_completed: int = 0
+    # What /api/pull can download: name -> (kind "embed" or "chat", size in bytes); a pulled model is served after
+    library: dict[str, tuple[str, int]] = field(
+        default_factory=lambda: {"fake-chat-2": ("chat", 3_000_000), "fake-embed-2": ("embed", 1_000_000)}
+    )
+    pull_step_delay: float = 0.0  # seconds between a pull's progress lines
+    pull_fail_after: int | None = None  # end a pull's stream after this many lines, unfinished
+    pull_drop: bool = False  # and then drop the connection instead of ending the stream (Ollama killed)
+    pulls: list[str] = field(default_factory=list)
     # The OpenAI-compatible API (tests/fake_openai.py): a key it requires, and 429s it answers first
     openai_api_key: str = ""
     rate_limit_next: int = 0
@@ -131,6 +139,7 @@ class FakeOllama:
         app.router.add_post("/api/embed", self._embed)
         app.router.add_post("/api/embeddings", self._embeddings)
         app.router.add_post("/api/chat", self._chat)
+        app.router.add_post("/api/pull", self._pull)
         app.router.add_get("/fake/stats", self._stats)
         app.router.add_post("/fake/control", self._control)
         from tests.fake_openai import add_openai_routes  # (it imports this module)
@@ -258,6 +267,45 @@ class FakeOllama:
             raise
         return response
 
+    async def _pull(self, request: web.Request) -> web.StreamResponse:
+        """Ollama's pull: NDJSON progress lines, then {"status": "success"}; a name the library lacks gets an
+        {"error"} line after the manifest step, as Ollama sends it (HTTP 200, the stream already begun)."""
+        body = await request.json()
+        name = str(body.get("model") or body.get("name") or "").removesuffix(":latest")
+        self.pulls.append(name)
+        failure = await self._maybe_fail()
+        if failure is not None:
+            return failure
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        lines: list[dict[str, Any]] = [{"status": "pulling manifest"}]
+        entry = self.library.get(name)
+        if entry is None:
+            lines.append({"error": "pull model manifest: file does not exist"})
+        else:
+            size = entry[1]
+            digest = "sha256:" + hashlib.sha256(name.encode()).hexdigest()
+            lines += [
+                {"status": f"pulling {digest[7:19]}", "digest": digest, "total": size, "completed": size * step // 4}
+                for step in range(5)
+            ]
+            lines += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"}, {"status": "success"}]
+        for number, line in enumerate(lines):
+            if self.pull_fail_after is not None and number >= self.pull_fail_after:
+                if self.pull_drop and request.transport is not None:
+                    request.transport.abort()  # (the chunked body never ends: the client's read fails)
+                return response
+            await response.write((json.dumps(line) + "\n").encode())
+            if self.pull_step_delay:
+                await asyncio.sleep(self.pull_step_delay)
+        if entry is not None:
+            if entry[0] == "embed":
+                self.embed_models[name] = DIMENSION
+            else:
+                self.chat_models.add(name)
+        await response.write_eof()
+        return response
+
     async def _stats(self, _: web.Request) -> web.Response:
         return web.json_response(
             {
@@ -270,9 +318,11 @@ class FakeOllama:
 
     async def _control(self, request: web.Request) -> web.Response:
         body = await request.json()
-        for key in ("fail_next", "fail_rate", "delay", "token_delay", "chat_reply"):
+        for key in ("fail_next", "fail_rate", "delay", "token_delay", "chat_reply", "pull_step_delay"):
             if key in body:
                 setattr(self, key, body[key])
+        if "chat_models" in body:
+            self.chat_models = {str(name) for name in body["chat_models"]}
         if "embed_models" in body:
             self.embed_models = {str(k): int(v) for k, v in body["embed_models"].items()}
         if body.get("reset"):

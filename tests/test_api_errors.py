@@ -5,6 +5,7 @@ endpoint was seen to send, so the documents can neither miss a code nor claim on
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.web_helpers import Api, running_app
+from vask_server.adapters.gateway import PullProgress
 from vask_server.errors import http_errors
 from vask_server.web import routes
 from vask_server.web.keys import SERVICES
@@ -40,10 +42,12 @@ class Seen:
         assert body["error"]["message"], body
         self.by_operation.setdefault((path, method.lower()), set()).add((response.status, code))
 
-    async def expect_event(self, api: Api, body: dict[str, Any], code: str) -> None:
-        events = await api.ask_events(body)
+    async def expect_event(self, api: Api, body: dict[str, Any], code: str, path: str = "/v1/ask") -> None:
+        response = await api.post(path, body)
+        assert response.status == 200, await response.text()
+        events = [json.loads(line) for line in (await response.text()).splitlines() if line.strip()]
         assert events[-1]["type"] == "error" and events[-1]["code"] == code, events[-1]
-        self.by_operation.setdefault(("/v1/ask", "post"), set()).add((STREAMED, code))
+        self.by_operation.setdefault((path, "post"), set()).add((STREAMED, code))
 
 
 def declared(path: str, method: str) -> set[tuple[int | str, str]]:
@@ -87,7 +91,7 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
                 continue
             await seen.expect(api, method, path, "unauthorized", token=False, headers={"Authorization": "Bearer no"})
             await seen.expect(api, method, path, "forbidden_host", headers={"Host": "evil.example"})
-        for path in ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first"):
+        for path in ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first", "/v1/models/pull"):
             await seen.expect(api, "POST", path, "bad_request", data="{broken")
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
         await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})
@@ -101,6 +105,13 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         fake_ollama.fake.fail_next = 1
         await seen.expect_event(api, {"question": "sourdough"}, "ollama_error")
         await seen.expect_event(api, {"question": "sourdough starter", "chat_model": "llama9:400b"}, "model_missing")
+        await seen.expect(api, "POST", "/v1/models/pull", "bad_request", json={"model": "not a name"})
+        await seen.expect_event(api, {"model": "llama9:400b"}, "ollama_error", path="/v1/models/pull")  # (unknown)
+        fake_ollama.fake.pull_fail_after = 2  # Ollama stops half-way
+        await seen.expect_event(api, {"model": "fake-chat-2"}, "ollama_error", path="/v1/models/pull")
+        fake_ollama.fake.pull_fail_after = None
+        fake_ollama.fake.fail_next = 1  # Ollama refuses the pull outright (HTTP 500): before the stream begins
+        await seen.expect(api, "POST", "/v1/models/pull", "ollama_error", json={"model": "fake-chat-2"})
         # routing: no such endpoint, no such method (documented once, for the whole API)
         await seen.expect(api, "GET", "/v1/nothing", "not_found")
         await seen.expect(api, "GET", "/v1/search", "method_not_allowed")
@@ -110,6 +121,13 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
 
         monkeypatch.setattr(api.client.app[SERVICES].qa, "_ask", broken)
         await seen.expect_event(api, {"question": "sourdough"}, "internal")
+
+        async def pull_then_break(_: str) -> Any:
+            yield PullProgress("pulling manifest")
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(api.client.app[SERVICES].chat_gateway, "pull", pull_then_break)
+        await seen.expect_event(api, {"model": "fake-chat-2"}, "internal", path="/v1/models/pull")
         for name in ("_services", "_live", "openapi_document"):
             monkeypatch.setattr(routes, name, broken)
         for path, method in OPERATIONS:
@@ -130,6 +148,13 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         assert (await api.search("sourdough starter"))["mode"] == "keyword"
         await seen.expect_event(api, {"question": "sourdough starter"}, "ollama_unavailable")
         await seen.expect(api, "GET", "/v1/models", "ollama_unavailable")
+        await seen.expect(api, "POST", "/v1/models/pull", "ollama_unavailable", json={"model": "fake-chat-2"})
+
+    # Ollama gone mid-pull: the connection drops after the first steps
+    async with running_app(settings_for(vault, ollama_retries=0), wait=False) as api:
+        fake_ollama.fake.pull_fail_after, fake_ollama.fake.pull_drop = 2, True
+        await seen.expect_event(api, {"model": "fake-chat-2"}, "ollama_unavailable", path="/v1/models/pull")
+        fake_ollama.fake.pull_fail_after, fake_ollama.fake.pull_drop = None, False
 
     # An OpenAI-compatible server that wants a key and is given a wrong one: it will not list its models
     fake_ollama.fake.openai_api_key = "sk-right"
@@ -137,6 +162,7 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         wrong_key = {"provider": "openai", "openai_base_url": f"{fake_ollama.url}/v1", "openai_api_key": "sk-wrong"}
         async with running_app(settings_for(vault, **wrong_key), wait=False) as api:
             await seen.expect(api, "GET", "/v1/models", "ollama_error")
+            await seen.expect(api, "POST", "/v1/models/pull", "pull_unsupported", json={"model": "fake-chat-2"})
     finally:
         fake_ollama.fake.openai_api_key = ""
 

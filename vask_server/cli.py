@@ -154,6 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the HTTP sidecar for the Obsidian plugin")
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
+    p.add_argument(
+        "--pair-file",
+        type=Path,
+        default=None,
+        help="once listening, write the address and the default device's token to this file (mode 0600) "
+        "for the program that started vask (the Obsidian plugin); removed on exit",
+    )
+    p.add_argument("--pair-nonce", default="", help="with --pair-file: the starter's nonce, written into the file")
+    p.add_argument(
+        "--stop-with-stdin", action="store_true", help="stop when standard input closes (the starter has gone)"
+    )
     _add_setting_flags(p, FLAGS["serve"])
 
     p = sub.add_parser("pause", help="pause indexing by `vask serve` (a laptop on battery); searches go on")
@@ -363,9 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             set_process_memory_policy()  # (before the database's threads start: they read it once)
         if args.command == "serve":
-            from vask_server.web.server import run_server  # the web layer only when serving
+            from vask_server.web.server import Launch, run_server  # the web layer only when serving
 
-            return int(run_server(settings, watch=not args.no_watch))
+            launch = Launch(args.pair_file, args.pair_nonce, args.stop_with_stdin)
+            return int(run_server(settings, watch=not args.no_watch, launch=launch))
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
         if args.command in ("pause", "resume"):
@@ -757,12 +769,12 @@ async def _eval(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
-    from vask_server.services.doctor import healthy, run_checks
+    from vask_server.services.doctor import healthy, report, run_checks
 
     checks = await run_checks(settings)
     ok = healthy(checks)
     if args.json:
-        print(json.dumps({"ok": ok, "checks": [c.to_dict() for c in checks]}, ensure_ascii=False, indent=2))
+        print(json.dumps(report(checks), ensure_ascii=False, indent=2))
     else:
         for check in checks:
             mark = "ok " if check.ok else ("!! " if check.required else "-- ")

@@ -176,6 +176,14 @@ class ModelMissing(VaskError):
         self.model = model
 
 
+class PullUnsupported(VaskError):
+    """Only Ollama pulls models on request; an OpenAI-compatible server loads what it is given."""
+
+    code = "pull_unsupported"
+    status = 501
+    summary = "The model server cannot pull models (only Ollama can): load the model in it instead"
+
+
 class IndexBroken(VaskError):
     """A read of the index on disk failed: damaged or missing files, not anything the user typed."""
 

@@ -22,6 +22,7 @@ import {
 	type VaskSettings,
 } from './lib/settings';
 import { StatusStream } from './lib/statusStream';
+import type { Pairing } from './lib/supervisor';
 import { AutoTransport, bufferedTransport, fetchTransport, type Transport } from './lib/transport';
 import type { Connection } from './lib/statusText';
 import type { StatusEvent } from './lib/types';
@@ -31,6 +32,8 @@ import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
 import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
 import { HOVER_SOURCE } from './view/links';
 import { RelatedView, VIEW_TYPE_RELATED } from './view/RelatedView';
+import { LocalServerControl } from './view/localServerControl';
+import { ServerLogModal } from './view/ServerLogModal';
 import { VaskSettingTab, type SettingsHost } from './view/SettingsTab';
 import { StatusBar } from './view/statusbar';
 import { StatusModal } from './view/StatusModal';
@@ -60,6 +63,9 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 	/** Sending changed notes failed, and the user was told; reset by the next send that works. */
 	private reindexFailing = false;
 	private readonly inflight = new Set<AbortController>();
+	/** The `vask serve` this plugin starts on desktop, and its paired address (which overrides the settings'). */
+	local!: LocalServerControl;
+	private settingTab: VaskSettingTab | null = null;
 	private statusBar!: StatusBar;
 	private statusStream!: StatusStream;
 	private batcher!: PathBatcher;
@@ -67,6 +73,26 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	override async onload(): Promise<void> {
 		await this.loadSettings();
+		const settingsOf = (): VaskSettings => this.settings; // (replaced whole on every change: read it each time)
+		this.local = new LocalServerControl({
+			get settings() {
+				return settingsOf();
+			},
+			vaultPath: () => this.vaultPath(),
+			verify: async (p) => void (await this.makeClientFor(p.url, p.token).health()),
+			pairingChanged: (p) => this.pairingChanged(p),
+			runningElsewhere: async () => {
+				const { serverUrl, token } = this.settings;
+				if (!token) return null;
+				try {
+					const health = await this.makeClientFor(serverUrl, token).health();
+					return health.vault === this.vaultPath() ? serverUrl : null;
+				} catch {
+					return null;
+				}
+			},
+			stateChanged: () => this.settingTab?.refreshLocal(),
+		});
 		this.client = this.makeClient();
 		await this.loadHistory();
 
@@ -75,7 +101,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.registerHoverLinkSource(HOVER_SOURCE, { display: 'Vask', defaultMod: true });
 		this.addRibbonIcon('message-circle', 'Open vask chat', () => void this.openChat());
 		this.addCommands();
-		this.addSettingTab(new VaskSettingTab(this.app, this, this));
+		this.settingTab = new VaskSettingTab(this.app, this, this);
+		this.addSettingTab(this.settingTab);
 
 		const statusEl = this.addStatusBarItem();
 		this.statusBar = new StatusBar(statusEl);
@@ -107,10 +134,15 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.app.workspace.onLayoutReady(() => {
 			this.registerVaultEvents();
 			this.statusStream.start();
+			void this.local.apply();
 			this.registerEvent(this.app.workspace.on('file-open', () => this.sendOpenNotesFirst()));
 		});
 
+		// Obsidian quitting may not unload plugins: the server is asked to stop as the window goes (and
+		// stops by itself when its stdin, held by this process, closes).
+		this.registerDomEvent(window, 'beforeunload', () => void this.local.stop());
 		this.register(() => {
+			void this.local.stop();
 			this.restartStreamSoon.cancel();
 			this.statusStream.stop();
 			void this.batcher.flush();
@@ -180,6 +212,26 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			this.setConnection({ state: 'connecting' });
 			this.restartStreamSoon();
 		}
+		if (before.manageServer !== this.settings.manageServer || before.vaskPath !== this.settings.vaskPath) void this.local.apply();
+	}
+
+	/** The server this plugin started paired (or went away): requests go there, or back to the settings' server. */
+	private pairingChanged(_pairing: Pairing | null): void {
+		const before = this.client;
+		this.client = this.makeClient();
+		if (before.baseUrl === this.client.baseUrl) return;
+		this.setConnection({ state: 'connecting' });
+		this.restartStreamSoon();
+	}
+
+	/** The server requests go to: the one this plugin started, once paired; else the settings' URL and token. */
+	serverAddress(): { serverUrl: string; token: string } {
+		const p = this.local?.pairing;
+		return p ? { serverUrl: p.url, token: p.token } : { serverUrl: this.settings.serverUrl, token: this.settings.token };
+	}
+
+	openServerLog(): void {
+		new ServerLogModal(this.app, () => this.local.logLines()).open();
 	}
 
 	/** Streaming fetch where it reaches the server, else Obsidian's requestUrl (chosen on first use). */
@@ -189,14 +241,19 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	private makeClient(): VaskClient {
 		this.serverVault = null;
+		const { serverUrl, token } = this.serverAddress();
+		return this.makeClientFor(serverUrl, token);
+	}
+
+	private makeClientFor(serverUrl: string, token: string): VaskClient {
 		const { streaming, buffered } = this.makeTransports();
 		let transport: Transport = streaming;
 		try {
-			transport = new AutoTransport(streaming, buffered, joinUrl(this.settings.serverUrl, '/v1/health'));
+			transport = new AutoTransport(streaming, buffered, joinUrl(serverUrl, '/v1/health'));
 		} catch {
 			// a server URL that is no http(s) address: every request says so (bad_settings)
 		}
-		return new VaskClient({ baseUrl: this.settings.serverUrl, token: this.settings.token, transport });
+		return new VaskClient({ baseUrl: serverUrl, token, transport });
 	}
 
 	private async learnServerVault(): Promise<void> {
@@ -215,7 +272,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 	}
 
 	errorContext(): ErrorContext {
-		return { vaultPath: this.vaultPath(), serverUrl: this.settings.serverUrl };
+		return { vaultPath: this.vaultPath(), serverUrl: this.serverAddress().serverUrl };
 	}
 
 	track(ctrl: AbortController): () => void {
@@ -297,7 +354,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		const queue = (file: TAbstractFile, oldPath?: string): void => {
 			if (!(file instanceof TFile)) return;
 			// A server that reads another copy of the vault (through a sync tool) sees the change itself.
-			if (!sendsChangedNotes(this.settings.serverUrl, this.serverVault, this.vaultPath())) return;
+			if (!sendsChangedNotes(this.serverAddress().serverUrl, this.serverVault, this.vaultPath())) return;
 			const paths = [oldPath, file.path].filter((p): p is string => !!p && isIndexedPath(p));
 			if (paths.length > 0) this.batcher.add(...paths);
 		};

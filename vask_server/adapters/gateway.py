@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class PullProgress:
+    """One step of a model's download, as Ollama reports it ("pulling 8eeb52dfb3bb", bytes so far)."""
+
+    status: str
+    completed: int | None = None
+    total: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "completed": self.completed, "total": self.total}
 
 
 class ModelGateway(Protocol):
@@ -24,5 +37,7 @@ class ModelGateway(Protocol):
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]: ...
 
     async def models(self, timeout: float = 5.0) -> list[str]: ...
+
+    def pull(self, model: str) -> AsyncGenerator[PullProgress, None]: ...
 
     async def close(self) -> None: ...

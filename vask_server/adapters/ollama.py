@@ -14,13 +14,14 @@ import random
 import re
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import numpy as np
 import ollama
 
+from vask_server.adapters.gateway import PullProgress
 from vask_server.core.embed_prompts import prompts_for
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 
@@ -205,6 +206,31 @@ class OllamaGateway:
             raise OllamaUnavailable(self.host, describe_failure(exc)) from None
         self._saw(True)
         return sorted({m.model.removesuffix(":latest") for m in response.models if m.model})
+
+    async def pull(self, model: str) -> AsyncGenerator[PullProgress, None]:
+        """Downloads a model into Ollama (`ollama pull`), yielding its progress as Ollama streams it. Not
+        retried: a pull resumes where it stopped, so the user's next try costs nothing twice."""
+        last = ""
+        try:
+            stream = await self._client.pull(model, stream=True)
+            async for part in stream:
+                self._saw(True)
+                last = str(part.status or "")
+                yield PullProgress(last, part.completed, part.total)
+        except ollama.ResponseError as exc:
+            self._saw(True)
+            raise OllamaFailed(
+                f"Ollama could not pull '{model}': {exc.error}",
+                "Check the name (https://ollama.com/library lists the models), and Ollama's free disk space and log.",
+            ) from None
+        except (ConnectionError, httpx.TransportError) as exc:
+            self._saw(False)
+            raise OllamaUnavailable(self.host, describe_failure(exc)) from None
+        if last != "success":  # (Ollama ends every finished pull so; anything else stopped half-way)
+            raise OllamaFailed(
+                f"Ollama stopped pulling '{model}' before it finished (last step: {last or 'none'}).",
+                "Pull it again: Ollama resumes where it stopped. Its log says why it stopped.",
+            )
 
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is Ollama up, and which of `models` are missing."""

@@ -13,14 +13,15 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import httpx
 
+from vask_server.adapters.gateway import PullProgress
 from vask_server.adapters.ollama import describe_failure, display_host
-from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
+from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable, PullUnsupported
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -199,6 +200,15 @@ class OpenAIGateway:
             return sorted({str(item["id"]) for item in response.json().get("data", [])})
         except (ValueError, KeyError, TypeError, AttributeError):
             raise OllamaFailed(f"{SERVER} at {self.host} listed its models in a shape not OpenAI's") from None
+
+    async def pull(self, model: str) -> AsyncGenerator[PullProgress, None]:
+        """The OpenAI API has no way to download a model: the server's own app or flags load it."""
+        raise PullUnsupported(
+            f"{SERVER} at {self.host} cannot pull '{model}': only Ollama downloads models on request.",
+            "Load the model in the server itself (LM Studio: download and load it; llama-server: -m; "
+            "vLLM: serve it), or set the model's name to one it serves.",
+        )
+        yield  # pragma: no cover  (an async generator, as the protocol's pull is)
 
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is the server up, and which of `models` it does not serve."""

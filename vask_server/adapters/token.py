@@ -154,6 +154,8 @@ def add_device(index_dir: Path, name: str) -> str:
 
 
 def revoke_device(index_dir: Path, name: str) -> None:
+    if not index_dir.is_dir():  # (no index folder yet: no lock file to take, and no device to revoke)
+        raise ConfigError(f"No device named {name!r}.", "There are no devices yet: `vask token` makes the first.")
     with _locked(index_dir):
         if name == DEFAULT_DEVICE and token_path(index_dir).exists():
             token_path(index_dir).unlink()

@@ -31,9 +31,10 @@ class Check:
         return asdict(self)
 
 
-async def run_checks(settings: Settings) -> list[Check]:
+async def run_checks(settings: Settings, *, serving: str | None = None) -> list[Check]:
     """Every check, in the order a person fixes things: the model servers, the models, the vault, the
-    index, the port, TLS, the plugin."""
+    index, the port, TLS, the plugin. `serving`: the address of the `vask serve` that runs them
+    (GET /v1/doctor), whose port is known to be its own (probing it from inside would wait on itself)."""
     from vask_server.services.context import make_gateway  # (the database's import is not needed before)
 
     checks: list[Check] = []
@@ -58,7 +59,7 @@ async def run_checks(settings: Settings) -> list[Check]:
     checks.append(vault)
     if on_disk is not None:
         checks.append(await _index_check(settings, on_disk))
-    checks.append(_port_check(settings))
+    checks.append(Check("port", True, f"`vask serve` answers at {serving}") if serving else _port_check(settings))
     if settings.tls_cert is not None or settings.tls_key is not None:
         checks.append(_tls_check(settings))
     if vault.ok:
@@ -216,3 +217,8 @@ def _count(number: int, thing: str) -> str:
 
 def healthy(checks: list[Check]) -> bool:
     return all(check.ok for check in checks if check.required)
+
+
+def report(checks: list[Check]) -> dict[str, Any]:
+    """What `vask doctor --json` prints and GET /v1/doctor answers."""
+    return {"ok": healthy(checks), "checks": [check.to_dict() for check in checks]}

@@ -18,6 +18,7 @@ from vask_server.errors import (
     OllamaFailed,
     OllamaUnavailable,
     PayloadTooLarge,
+    PullUnsupported,
     ScopeKind,
     ScopeNotFound,
     TooManyAttempts,
@@ -31,6 +32,8 @@ _ERROR = {"$ref": "#/components/schemas/Error"}
 _ALWAYS: tuple[type[VaskError], ...] = (Unauthorized, ForbiddenHost, TooManyAttempts, VaskError)
 # What an answer's stream can end with instead of "done" (the response is already 200 by then)
 _STREAM_ERRORS: tuple[type[VaskError], ...] = (NotIndexed, OllamaUnavailable, ModelMissing, OllamaFailed, VaskError)
+# What a model's pull can end with instead of "done", once its progress has begun
+_PULL_STREAM_ERRORS: tuple[type[VaskError], ...] = (OllamaUnavailable, OllamaFailed, VaskError)
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
@@ -61,6 +64,31 @@ _EVENT = {
     "properties": {
         "type": {"type": "string", "enum": ["sources", "token", "done", "error"]},
         "code": {"type": "string", "enum": [cls.code for cls in _STREAM_ERRORS], "description": "of an error"},
+    },
+}
+
+_PULL_EVENT = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string", "enum": ["progress", "done", "error"]},
+        "status": {"type": "string", "description": "of progress: Ollama's step, e.g. 'pulling 8eeb52dfb3bb'"},
+        "completed": {"type": ["integer", "null"], "description": "of progress: bytes of this step so far"},
+        "total": {"type": ["integer", "null"], "description": "of progress: bytes of this step"},
+        "model": {"type": "string", "description": "of done: the model now served"},
+        "code": {"type": "string", "enum": [cls.code for cls in _PULL_STREAM_ERRORS], "description": "of an error"},
+    },
+}
+
+_CHECK = {
+    "type": "object",
+    "required": ["name", "ok", "detail", "fix", "required"],
+    "properties": {
+        "name": {"type": "string", "description": "what was checked: 'Ollama (embeddings and answers)', 'index'"},
+        "ok": {"type": "boolean"},
+        "detail": {"type": "string", "description": "what was found"},
+        "fix": {"type": "string", "description": "when not ok: the command or step that fixes it"},
+        "required": {"type": "boolean", "description": "false: said, but not a reason for ok to be false"},
     },
 }
 
@@ -431,6 +459,62 @@ def _document() -> dict[str, Any]:
                             }
                         ),
                         **_errors(OllamaUnavailable, OllamaFailed),
+                    },
+                }
+            },
+            "/v1/models/pull": {
+                "post": {
+                    "summary": "Download a model into Ollama (its /api/pull): NDJSON events progress…, done (or error)",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["model"],
+                                    "properties": {
+                                        "model": {"type": "string", "minLength": 1, "maxLength": 200},
+                                        "role": {
+                                            "type": "string",
+                                            "enum": ["embed", "chat"],
+                                            "description": "which model server pulls it (they may differ); "
+                                            "default: embed for the embedding model's name, else chat",
+                                        },
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": (
+                                'One JSON object per line: {"type": "progress", "status", "completed", "total"} as '
+                                'Ollama reports each step, last {"type": "done", "model"} or '
+                                '{"type": "error", "code", "message", "hint"}, whose code is one of '
+                                f"{_codes(_PULL_STREAM_ERRORS)}."
+                            ),
+                            "content": {"application/x-ndjson": {"schema": _PULL_EVENT}},
+                        },
+                        **_errors(BadRequest, PayloadTooLarge, PullUnsupported, OllamaUnavailable, OllamaFailed),
+                    },
+                }
+            },
+            "/v1/doctor": {
+                "get": {
+                    "summary": "The checks of `vask doctor --json`: model servers, models, vault, index, TLS, plugin",
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "required": ["ok", "checks"],
+                                "properties": {
+                                    "ok": {"type": "boolean", "description": "every required check passed"},
+                                    "checks": {"type": "array", "items": _CHECK},
+                                },
+                            }
+                        ),
+                        **_errors(),
                     },
                 }
             },

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 from datetime import date
 from typing import Any
 
@@ -17,6 +18,8 @@ from vask_server.core.filetypes import file_type
 from vask_server.core.prompt import previous_question
 from vask_server.errors import BadRequest, VaskError
 from vask_server.services.context import Services, index_status
+from vask_server.services.doctor import report as doctor_report
+from vask_server.services.doctor import run_checks
 from vask_server.services.live import LiveIndex
 from vask_server.services.qa import AskRequest
 from vask_server.services.related import related_notes
@@ -111,6 +114,67 @@ async def models(request: web.Request) -> web.Response:
             for (role, (gateway, model)), names in zip(roles.items(), listed, strict=True)
         }
     )
+
+
+# A model's name as Ollama takes it ("qwen2.5:14b", "library/x:tag", "hf.co/user/repo:Q4_K_M"): no spaces,
+# no control characters, nothing a shell or a path could read otherwise.
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
+
+
+@routes.post("/v1/models/pull")
+async def pull_model(request: web.Request) -> web.StreamResponse:
+    """Download a model into the model server (Ollama's /api/pull), its progress as an NDJSON stream."""
+    services = _services(request)
+    settings = services.settings
+    body = await v.json_object(request, {"model", "role"})
+    model = body.get("model")
+    if not isinstance(model, str) or not _MODEL_NAME.fullmatch(model):
+        raise BadRequest("'model' must be a model's name, e.g. 'qwen2.5:14b'.")
+    role = body.get("role", "embed" if model == settings.embed_model else "chat")
+    if role not in ("embed", "chat"):
+        raise BadRequest("'role' must be 'embed' or 'chat': which model server pulls the model.")
+    gateway = services.gateway if role == "embed" else services.chat_gateway
+    # The first step is awaited before the stream starts, so a server that cannot pull, or cannot be
+    # reached, is an HTTP error like any other; what fails later ends the stream with an error event.
+    steps = gateway.pull(model)
+    try:
+        first = await anext(steps)
+    except StopAsyncIteration:
+        first = None
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    await response.prepare(request)
+
+    async def send(event: dict[str, Any]) -> None:
+        await response.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    try:
+        if first is not None:
+            await send({"type": "progress", **first.to_dict()})
+            async for step in steps:
+                await send({"type": "progress", **step.to_dict()})
+        await send({"type": "done", "model": model})
+    except VaskError as exc:
+        await send({"type": "error", **exc.to_dict()})
+    except (ConnectionResetError, asyncio.CancelledError):
+        log.info("client went away; the pull of %s stopped", model)
+        raise
+    except Exception:
+        log.exception("pull failed")
+        await send({"type": "error", **VaskError("Internal error.", "See the vask server log.").to_dict()})
+    finally:
+        await steps.aclose()
+    await response.write_eof()
+    return response
+
+
+@routes.get("/v1/doctor")
+async def doctor(request: web.Request) -> web.Response:
+    """The checks of `vask doctor --json`, run by this server (the plugin's settings show them)."""
+    services = _services(request)
+    checks = await run_checks(services.settings, serving=f"{request.scheme}://{request.host}")
+    return web.json_response(doctor_report(checks))
 
 
 @routes.get("/v1/status")

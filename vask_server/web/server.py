@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import logging
@@ -10,9 +11,15 @@ import os
 import signal
 import socket
 import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 
+from vask_server import __version__
+from vask_server.adapters.pairing import Pairing, check_nonce, remove_pair_file, write_pair_file
+from vask_server.adapters.token import ensure_first_token, read_token
 from vask_server.config import Settings
 from vask_server.errors import ConfigError
 from vask_server.web.app import create_app
@@ -83,9 +90,50 @@ def listen(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
-async def serve(settings: Settings, *, watch: bool = True) -> None:
+@dataclass(frozen=True)
+class Launch:
+    """How a program that starts `vask serve` (the Obsidian plugin) learns its address and keeps it tied
+    to itself: see adapters/pairing.py."""
+
+    pair_file: Path | None = None
+    pair_nonce: str = ""
+    stop_with_stdin: bool = False  # stop when standard input closes: the starter is gone, even killed
+
+
+def _pairing_token(settings: Settings) -> str:
+    index_dir = settings.resolved_index_dir()
+    ensure_first_token(index_dir)
+    token = read_token(index_dir)
+    if not token:
+        raise ConfigError(
+            "The `default` device's token was revoked, so there is none to pair with.",
+            "Run `vask token` to make a new one (it is what the plugin on this machine uses), then start again.",
+        )
+    return token
+
+
+def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """Sets `stop` when standard input reaches its end: the process that started this one and held the
+    other end of the pipe has gone (a crash or a kill included, which no signal reports)."""
+
+    def read() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(4096):
+                pass
+        with contextlib.suppress(RuntimeError):  # (the loop closed first)
+            loop.call_soon_threadsafe(stop.set)
+
+    threading.Thread(target=read, name="vask-stdin", daemon=True).start()
+
+
+async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> None:
+    launch = launch or Launch()
     ssl_context = server_ssl_context(settings)  # (a bad certificate stops the start here)
     check_bind(settings, tls=ssl_context is not None)
+    token = ""
+    if launch.pair_file is not None:
+        check_nonce(launch.pair_nonce)
+        token = _pairing_token(settings)
     sockets = listen(settings.host, settings.port)
     try:
         app = create_app(settings, watch=watch)
@@ -101,18 +149,27 @@ async def serve(settings: Settings, *, watch: bool = True) -> None:
     port = runner.addresses[0][1] if runner.addresses else settings.port
     scheme = "https" if ssl_context else "http"
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
-    print(f"vask {settings.vault}: listening on {scheme}://{shown}:{port}", flush=True)
+    url = f"{scheme}://{shown}:{port}"
+    print(f"vask {settings.vault}: listening on {url}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if launch.stop_with_stdin:
+        _watch_stdin(loop, stop)
     try:
+        if launch.pair_file is not None:
+            # Written once the port answers, so a reader never finds an address that refuses it.
+            write_pair_file(launch.pair_file, Pairing(url, token, launch.pair_nonce, os.getpid(), __version__))
+            print(f"paired: the address and token are in {launch.pair_file} (this user only)", flush=True)
         await stop.wait()
         print("shutting down", file=sys.stderr, flush=True)
     finally:
+        if launch.pair_file is not None:
+            remove_pair_file(launch.pair_file, launch.pair_nonce)
         await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
 
 
-def run_server(settings: Settings, *, watch: bool = True) -> int:
-    asyncio.run(serve(settings, watch=watch))
+def run_server(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> int:
+    asyncio.run(serve(settings, watch=watch, launch=launch))
     return 0

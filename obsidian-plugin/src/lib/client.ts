@@ -5,15 +5,18 @@
  * browser and Node alike. No Obsidian imports.
  */
 import { ErrorCode, VaskError, errorFromResponse, toVaskError } from './errors';
-import { NdjsonParseError, NdjsonParser } from './ndjson';
+import { NdjsonParseError, NdjsonParser, readNdjson } from './ndjson';
 import { SseParser } from './sse';
 import { fetchTransport, type FetchLike, type Transport, type TransportKind } from './transport';
 import type {
 	AskDoneEvent,
 	AskEvent,
 	AskRequest,
+	DoctorReport,
 	HealthInfo,
 	IndexStatus,
+	PullEvent,
+	PullProgressEvent,
 	ReindexResponse,
 	RelatedResponse,
 	SearchRequest,
@@ -237,6 +240,38 @@ export class VaskClient {
 	async chatModels(signal?: AbortSignal): Promise<string[]> {
 		const body = await this.json<unknown>('GET', '/v1/models', { signal });
 		return modelNames(body);
+	}
+
+	/** GET /v1/doctor: `vask doctor --json`'s checklist, run by the server. */
+	doctor(signal?: AbortSignal): Promise<DoctorReport> {
+		return this.json<DoctorReport>('GET', '/v1/doctor', { signal });
+	}
+
+	/**
+	 * POST /v1/models/pull: downloads a model into the model server, each progress line to
+	 * `onProgress` as it arrives. Resolves when the server says done; throws a VaskError for an
+	 * HTTP error (pull_unsupported from an OpenAI-compatible server), an error line, a stream cut
+	 * short, or an abort.
+	 */
+	async pullModel(model: string, opts: { role?: 'embed' | 'chat'; signal?: AbortSignal; onProgress?: (p: PullProgressEvent) => void } = {}): Promise<void> {
+		try {
+			const body: { model: string; role?: string } = { model };
+			if (opts.role) body.role = opts.role;
+			const res = await this.send('POST', '/v1/models/pull', { body, signal: opts.signal, accept: 'application/x-ndjson' });
+			if (!res.body) throw new VaskError(ErrorCode.badResponse, 'the response has no body');
+			for await (const v of readNdjson(res.body)) {
+				if (typeof v !== 'object' || v === null) continue;
+				const event = v as PullEvent;
+				if (event.type === 'progress') opts.onProgress?.(event);
+				else if (event.type === 'error') throw new VaskError(event.code || ErrorCode.internal, event.message ?? '', event.hint ?? '', res.status);
+				else if (event.type === 'done') return;
+			}
+			throw new VaskError(ErrorCode.incomplete, `The download of ${model} ended before it was finished.`);
+		} catch (err) {
+			if (err instanceof NdjsonParseError) throw new VaskError(ErrorCode.badResponse, err.message);
+			if (opts.signal?.aborted) throw new VaskError(ErrorCode.aborted, 'Stopped.');
+			throw toVaskError(err);
+		}
 	}
 
 	related(path: string, topK = 10, signal?: AbortSignal): Promise<RelatedResponse> {

@@ -16,6 +16,10 @@ export interface VaskSettings {
 	chatsFolder: string;
 	/** false: saved chats say `vask: exclude`, so vask does not index (and cite) them. */
 	indexSavedChats: boolean;
+	/** Desktop: start and supervise `vask serve` for this vault when a `vask` executable is found. */
+	manageServer: boolean;
+	/** Desktop: the `vask` executable to start; empty: looked for on the PATH and in ~/.local/bin. */
+	vaskPath: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
@@ -27,6 +31,8 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	excludeFolders: '',
 	chatsFolder: 'Vask chats',
 	indexSavedChats: false,
+	manageServer: true,
+	vaskPath: '',
 });
 
 /**
@@ -78,6 +84,8 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		excludeFolders: str(r.excludeFolders, ''),
 		chatsFolder: str(r.chatsFolder, DEFAULT_SETTINGS.chatsFolder).trim(),
 		indexSavedChats: r.indexSavedChats === true,
+		manageServer: r.manageServer !== false,
+		vaskPath: str(r.vaskPath, '').trim(),
 	};
 }
 
@@ -120,15 +128,20 @@ export function askParams(settings: VaskSettings): Pick<AskRequest, 'top_k' | 'm
 export interface DeviceSettings {
 	serverUrl?: string;
 	token?: string;
+	/** Whether this computer starts its own server, and which executable (a path differs per machine). */
+	manageServer?: boolean;
+	vaskPath?: string;
 }
 
-export const DEVICE_KEYS = ['serverUrl', 'token'] as const;
+export const DEVICE_KEYS = ['serverUrl', 'token', 'manageServer', 'vaskPath'] as const;
 
 export function normalizeDevice(raw: unknown): DeviceSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
 	const out: DeviceSettings = {};
 	if (typeof r.serverUrl === 'string' && r.serverUrl.trim()) out.serverUrl = r.serverUrl.trim();
 	if (typeof r.token === 'string' && r.token.trim()) out.token = r.token.trim();
+	if (typeof r.manageServer === 'boolean') out.manageServer = r.manageServer;
+	if (typeof r.vaskPath === 'string' && r.vaskPath.trim()) out.vaskPath = r.vaskPath.trim();
 	return out;
 }
 
@@ -139,7 +152,7 @@ export function withDevice(synced: VaskSettings, device: DeviceSettings): VaskSe
 
 /** Splits a change into what goes to this device's storage and what to data.json. */
 export function splitPatch(patch: Partial<VaskSettings>): { device: DeviceSettings; synced: Partial<VaskSettings> } {
-	const device: DeviceSettings = {};
+	const device: Record<string, unknown> = {};
 	const synced: Partial<VaskSettings> = { ...patch };
 	for (const key of DEVICE_KEYS) {
 		if (key in patch) {

@@ -271,3 +271,32 @@ export interface SyncProgress {
 	eta_seconds: number | null;
 	paused: boolean;
 }
+
+/** One check of `vask doctor` (GET /v1/doctor). */
+export interface DoctorCheck {
+	name: string;
+	ok: boolean;
+	detail: string;
+	/** When not ok: the command or step that fixes it. */
+	fix: string;
+	/** false: said, but not a reason for `ok` to be false (the plugin, for a command-line user). */
+	required: boolean;
+}
+
+export interface DoctorReport {
+	ok: boolean;
+	checks: DoctorCheck[];
+}
+
+/** A line of POST /v1/models/pull's stream. */
+export interface PullProgressEvent {
+	type: 'progress';
+	status: string;
+	completed?: number | null;
+	total?: number | null;
+}
+
+export type PullEvent =
+	| PullProgressEvent
+	| { type: 'done'; model: string }
+	| { type: 'error'; code: string; message?: string; hint?: string };

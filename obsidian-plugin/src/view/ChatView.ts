@@ -1,9 +1,10 @@
 /** The chat pane: questions, streamed Markdown answers with clickable citations, sources. */
+import { ModelPullBanner } from './ModelPullBanner';
 import { Component, ItemView, MarkdownRenderer, Notice, type HoverPopover, type ViewStateResult, type WorkspaceLeaf } from 'obsidian';
 import { ChatSession, type AssistantTurn, type Turn, type UserTurn } from '../lib/chat';
 import { headingLabel, linkTargets, linkifyCitations } from '../lib/citations';
 import { RenderScheduler } from '../lib/debounce';
-import { ErrorCode, describeError, isAbortError, toVaskError } from '../lib/errors';
+import { ErrorCode, VaskError, describeError, isAbortError, toVaskError } from '../lib/errors';
 import { chatRecord, liveTurns, newChatId, type ChatRecord } from '../lib/history';
 import { DEFAULT_SAVE_DELAY_MS } from '../lib/historyStore';
 import { basenameNoExt, pageLabel, stripMd } from '../lib/paths';
@@ -64,6 +65,8 @@ export class ChatView extends ItemView {
 	private controller: AbortController | null = null;
 	private readonly answers = new Map<number, AnswerUi>();
 	private messagesEl!: HTMLElement;
+	/** Offers to download a configured model the model server does not have. */
+	private pullBanner: ModelPullBanner | null = null;
 	private emptyEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private sendEl!: HTMLButtonElement;
@@ -111,6 +114,8 @@ export class ChatView extends ItemView {
 		root.empty();
 		root.addClass('vask-chat');
 
+		this.pullBanner = new ModelPullBanner(root.createDiv(), this.host);
+		void this.pullBanner.check();
 		this.messagesEl = root.createDiv({ cls: 'vask-messages' });
 		this.emptyEl = this.messagesEl.createDiv({ cls: 'vask-empty' });
 		this.renderEmpty();
@@ -448,6 +453,7 @@ export class ChatView extends ItemView {
 			if (current()) {
 				if (isAbortError(err)) this.session.stop(assistant);
 				else this.session.fail(assistant, err);
+				if (err instanceof VaskError && err.code === ErrorCode.modelMissing) void this.pullBanner?.check();
 			}
 		} finally {
 			untrack();

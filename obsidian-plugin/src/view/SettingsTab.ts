@@ -1,14 +1,20 @@
 /** Settings: server URL, token (both this device's own), retrieval, chat model, folders to leave out, connection test. */
 import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
 import { testConnection } from '../lib/connection';
-import { VASK_FOLDER, tokenCommand } from '../lib/errors';
+import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
 import type { Transport } from '../lib/transport';
+import type { DoctorReport } from '../lib/types';
 import type { VaskHost } from './host';
+import { describeLocal, type LocalServerControl } from './localServerControl';
 
 export interface SettingsHost extends VaskHost {
 	updateSettings(patch: Partial<VaskSettings>): Promise<void>;
 	makeTransports(): { streaming: Transport; buffered: Transport };
+	readonly local: LocalServerControl;
+	openServerLog(): void;
+	/** Where requests go: the server this plugin started, once paired, else the URL and token below. */
+	serverAddress(): { serverUrl: string; token: string };
 }
 
 export class VaskSettingTab extends PluginSettingTab {
@@ -20,10 +26,15 @@ export class VaskSettingTab extends PluginSettingTab {
 		super(app, plugin);
 	}
 
+	private localEl: HTMLElement | null = null;
+
 	override display(): void {
 		const { containerEl } = this;
 		containerEl.empty();
 		const s = this.host.settings;
+		if (this.host.local.status.kind !== 'mobile') this.displayLocal(containerEl);
+		this.displayChecklist(containerEl);
+		new Setting(containerEl).setName('Server').setHeading();
 
 		new Setting(containerEl)
 			.setName('Server URL')
@@ -140,8 +151,94 @@ export class VaskSettingTab extends PluginSettingTab {
 		containerEl.appendChild(result);
 	}
 
-	private async testConnection(result: HTMLElement): Promise<void> {
+	/** Desktop: the server this plugin starts, its executable, state, log and restart. */
+	private displayLocal(containerEl: HTMLElement): void {
 		const s = this.host.settings;
+		new Setting(containerEl).setName('Server on this computer').setHeading();
+		new Setting(containerEl)
+			.setName('Start vask here')
+			.setDesc(
+				'Starts the vask server for this vault when Obsidian opens, connects to it without a token to copy, starts it again ' +
+					'if it stops, and stops it when Obsidian closes. Off: the server URL and token below are used. This computer only.',
+			)
+			.addToggle((t) => t.setValue(s.manageServer).onChange(async (v) => this.host.updateSettings({ manageServer: v })));
+		new Setting(containerEl)
+			.setName('Vask executable')
+			.setDesc('Empty: looked for on the PATH and in ~/.local/bin, where `uv tool install` and `pipx` put it. This computer only.')
+			.addText((t) =>
+				t
+					.setPlaceholder('/path/to/vask')
+					.setValue(s.vaskPath)
+					.onChange(async (v) => this.host.updateSettings({ vaskPath: v })),
+			);
+		this.localEl = containerEl.createDiv({ cls: 'vask-local-status' });
+		this.refreshLocal();
+		new Setting(containerEl)
+			.addButton((b) => b.setButtonText('Show server log').onClick(() => this.host.openServerLog()))
+			.addButton((b) =>
+				b.setButtonText('Restart server').onClick(async () => {
+					b.setDisabled(true);
+					try {
+						await this.host.local.restart();
+					} finally {
+						b.setDisabled(false);
+					}
+				}),
+			);
+	}
+
+	/** Redraws the local server's line (called as its state changes). */
+	refreshLocal(): void {
+		const el = this.localEl;
+		if (!el || !el.isConnected) return;
+		const line = describeLocal(this.host.local.status);
+		el.empty();
+		el.toggleClass('is-bad', !line.ok);
+		el.createDiv({ text: line.text });
+		if (line.help) el.createDiv({ cls: 'vask-test-hint', text: line.help });
+	}
+
+	/** The server's `vask doctor` checklist: each check, and each problem's fix. */
+	private displayChecklist(containerEl: HTMLElement): void {
+		new Setting(containerEl).setName('Setup checklist').setHeading();
+		const list = containerEl.createDiv({ cls: 'vask-checklist' });
+		const run = async (): Promise<void> => {
+			list.empty();
+			list.createDiv({ cls: 'vask-checklist-wait', text: 'Checking…' });
+			let report: DoctorReport;
+			try {
+				report = await this.host.client.doctor();
+			} catch (err) {
+				list.empty();
+				const e = describeError(err, this.host.errorContext());
+				const row = list.createDiv({ cls: 'vask-check is-bad' });
+				row.createSpan({ cls: 'vask-check-mark', text: '✗' });
+				const body = row.createDiv({ cls: 'vask-check-body' });
+				body.createDiv({ cls: 'vask-check-name', text: `No server to ask: ${e.message}` });
+				if (e.hint) body.createDiv({ cls: 'vask-check-fix', text: e.hint });
+				return;
+			}
+			list.empty();
+			renderChecklist(list, report);
+		};
+		new Setting(containerEl)
+			.setDesc('What `vask doctor` checks, asked of the server: the model server, each model, the vault, the index and the plugin.')
+			.addButton((b) =>
+				b.setButtonText('Check again').onClick(async () => {
+					b.setDisabled(true);
+					try {
+						await run();
+					} finally {
+						b.setDisabled(false);
+					}
+				}),
+			);
+		containerEl.appendChild(list);
+		void run();
+	}
+
+	private async testConnection(result: HTMLElement): Promise<void> {
+		const s = this.host.serverAddress();
 		const { streaming, buffered } = this.host.makeTransports();
 		const report = await testConnection({
 			baseUrl: s.serverUrl,
@@ -161,4 +258,18 @@ export class VaskSettingTab extends PluginSettingTab {
 /** An emptied field means "not set" (the server's default), not 0. */
 function optionalNumber(text: string): number | null {
 	return text.trim() === '' ? null : Number(text);
+}
+
+/** Each check as a row: a mark, what was checked and found, and the fix of a problem. */
+export function renderChecklist(el: HTMLElement, report: DoctorReport): void {
+	el.toggleClass('is-ok', report.ok);
+	for (const check of report.checks) {
+		const state = check.ok ? 'is-ok' : check.required ? 'is-bad' : 'is-note';
+		const row = el.createDiv({ cls: ['vask-check', state] });
+		row.createSpan({ cls: 'vask-check-mark', text: check.ok ? '✓' : check.required ? '✗' : '–' });
+		const body = row.createDiv({ cls: 'vask-check-body' });
+		body.createDiv({ cls: 'vask-check-name', text: `${check.name}: ${check.detail}` });
+		if (!check.ok && check.fix) body.createDiv({ cls: 'vask-check-fix', text: `Fix: ${check.fix}` });
+	}
+	el.createDiv({ cls: 'vask-check-summary', text: report.ok ? 'All is well.' : 'Fix the lines marked ✗, then check again.' });
 }

@@ -775,6 +775,9 @@ export class Notice {
 	}
 }
 
+/** The browser is no desktop app: the plugin keeps to the server URL and token, as on mobile. */
+export const Platform = { isDesktop: false, isMobile: false, isDesktopApp: false, isMobileApp: false };
+
 export class Modal {
 	containerEl: HTMLElement;
 	modalEl: HTMLElement;
@@ -788,6 +791,10 @@ export class Modal {
 		close.addEventListener('click', () => this.close());
 		this.titleEl = this.modalEl.createDiv({ cls: 'modal-title' });
 		this.contentEl = this.modalEl.createDiv({ cls: 'modal-content' });
+	}
+	setTitle(title: string): this {
+		this.titleEl.setText(title);
+		return this;
 	}
 	open(): void {
 		this.app.modalContainerEl.appendChild(this.containerEl);

@@ -283,6 +283,9 @@ export async function buildPage(): Promise<string> {
 		platform: 'browser',
 		target: 'chrome120',
 		alias: { obsidian: join(here, 'obsidian-stub.ts') },
+		// As in Obsidian's own bundle: Node's modules are left to a require() that only desktop reaches
+		// (src/desktop/localServer.ts, behind Platform.isDesktop, which is false here as on mobile).
+		external: ['child_process', 'fs', 'os'],
 		sourcemap: 'inline',
 		outfile: join(out, 'harness.js'),
 		logLevel: 'warning',

@@ -12,6 +12,7 @@ import {
 	updatedSettings,
 	type VaskSettings,
 } from '../../src/lib/settings';
+import { normalizeDevice, splitPatch, withDevice } from '../../src/lib/settings';
 
 /** The JSON body VaskClient.ask posts for a question asked with these settings (as the chat view builds it). */
 async function askBody(settings: VaskSettings): Promise<Record<string, unknown>> {
@@ -39,7 +40,16 @@ describe('settings', () => {
 			excludeFolders: '',
 			chatsFolder: 'Vask chats',
 			indexSavedChats: false,
+			manageServer: true,
+			vaskPath: '',
 		});
+	});
+
+	it('the local server: on unless stored as false; its executable per device', () => {
+		expect(normalizeSettings({ manageServer: 'no' }).manageServer).toBe(true);
+		expect(normalizeSettings({ manageServer: false, vaskPath: ' /opt/vask ' })).toMatchObject({ manageServer: false, vaskPath: '/opt/vask' });
+		expect(splitPatch({ manageServer: false, vaskPath: '/x', topK: 2 })).toEqual({ device: { manageServer: false, vaskPath: '/x' }, synced: { topK: 2 } });
+		expect(withDevice(DEFAULT_SETTINGS, normalizeDevice({ manageServer: false, vaskPath: 7 }))).toMatchObject({ manageServer: false, vaskPath: '' });
 	});
 
 	it('saved chats: the folder is kept as typed (trimmed); indexing them is on only when stored as true', () => {
