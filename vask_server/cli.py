@@ -63,6 +63,7 @@ _INDEXING = (
     "index_pdf",
     "max_pdf_bytes",
     "pdf_timeout",
+    "keyword_tokenizer",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
 _ANSWERS = ("chat_model", "chat_context", "chat_provider", "chat_base_url")
@@ -437,7 +438,7 @@ def _nothing_changed(settings: Settings) -> bool:
     from vask_server.adapters.meta import read_meta
     from vask_server.adapters.snapshot import index_is_current
     from vask_server.adapters.vault import Vault
-    from vask_server.services.options import excluder_for, index_options
+    from vask_server.services.options import excluder_for, index_options, known_keyword_terms
 
     started = time.perf_counter()
     vault_root = settings.require_vault()
@@ -446,7 +447,10 @@ def _nothing_changed(settings: Settings) -> bool:
     if not meta.active or meta.active.get("model") != settings.embed_model:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
-    options = index_options(settings, vault)
+    terms = known_keyword_terms(settings.keyword_tokenizer, meta.active)
+    if terms is None:
+        return False  # (the notes are read to choose how keyword text is cut)
+    options = dataclasses.replace(index_options(settings, vault), keyword_terms=terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
     fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):

@@ -31,6 +31,7 @@ from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_cur
 from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
+from vask_server.core.cjk import CJK, CJK_SHARE_FOR_TERMS, SIMPLE, cjk_share, keyword_text
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
@@ -41,7 +42,7 @@ from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, chunks_to_embed, plan_scan
 from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
-from vask_server.services.options import excluder_for, with_vault_dates
+from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ _COMPACT_AFTER_WRITES = 25
 # this many rows or this long, so a crash loses at most a few seconds of embedding (redone next time).
 _ROWS_PER_WRITE = 4_096
 _SECONDS_PER_WRITE = 5.0
+# Notes read to tell a vault's script (VASK_KEYWORD_TOKENIZER=auto), spread evenly over its paths.
+_LANGUAGE_SAMPLE = 200
 
 
 @dataclass
@@ -140,6 +143,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.options = options
+        self._keyword_setting = options.keyword_terms  # "auto", "simple" or "cjk"; resolved per sync
         self._writes_since_compact = 0
         self._purge = False  # excluded notes were removed since the last purge
         self._opted_out: set[str] = set()  # notes found opted out during this sync
@@ -175,11 +179,21 @@ class Indexer:
         excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
         for problem in excluder.problems:
             log.warning("exclusion rule not used: %s", problem)
+        scan: VaultScan | None = None
+        # How the keyword column is cut: as the setting says, else as the index records, else (a first
+        # build, `--full`) detected from the notes. Decided before anything is written or compared.
+        recorded = self.store.read_meta().active
+        terms = known_keyword_terms(self._keyword_setting, None if force and only is None else recorded)
+        if terms is None:
+            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+            terms = await asyncio.to_thread(self._detect_keyword_terms, scan)
+        self.options = replace(self.options, keyword_terms=terms)
+        terms_changed = recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
-        scan: VaultScan | None = None
         if only is None and not force:
-            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+            if scan is None:
+                scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
             unchanged = await self._unchanged_since_last_sync(scan, started)
             if unchanged is not None:
                 return unchanged
@@ -325,7 +339,8 @@ class Indexer:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
-        await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
+        # (and when the text is cut another way: every row was rewritten, the index is made anew)
+        await self.store.ensure_fts(suffix, dimension, rebuild=(force and only is None) or terms_changed)
         if self._purge:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
@@ -349,6 +364,7 @@ class Indexer:
             "dimension": dimension,
             "suffix": suffix,
             "completed_at": now_iso(),
+            "keyword_terms": terms,
         }
         meta.building = None
         meta.last_sync = now_iso()
@@ -371,6 +387,25 @@ class Indexer:
         await self.store.index_vectors_later(suffix, dimension)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _detect_keyword_terms(self, scan: VaultScan) -> str:
+        """ "cjk" when the notes are written (at least in part) in Chinese or Japanese, else "simple":
+        read from up to `_LANGUAGE_SAMPLE` notes spread over the vault. Notes that opted out are not
+        counted."""
+        paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
+        step = max(1, len(paths) // _LANGUAGE_SAMPLE)
+        texts = []
+        for path in paths[::step][:_LANGUAGE_SAMPLE]:
+            try:
+                text, _ = self.vault.read_note(path, self.options.max_note_bytes)
+            except NoteUnreadable:
+                continue
+            if not opted_out_text(text):
+                texts.append(text)
+        share = cjk_share(texts)
+        terms = CJK if share >= CJK_SHARE_FOR_TERMS else SIMPLE
+        log.info("keyword terms: %s (%.0f%% of the letters of %d notes are CJK)", terms, 100 * share, len(texts))
+        return terms
 
     async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
         """A full sync that finds every note exactly as the last complete sync left it (the same
@@ -566,7 +601,7 @@ class Indexer:
             elif item.status == "skipped":
                 report.skipped.append((item.path, item.reason))
             pending.records.append(_note_record(item, indexed_at))
-        rows = _chunk_rows(prepared, known, dimension)
+        rows = _chunk_rows(prepared, known, dimension, self.options.keyword_terms)
         if rows is not None:
             pending.rows.append(rows)
         pending.paths.extend(item.path for item in prepared if item.kept is None)  # (touched ones keep their rows)
@@ -641,7 +676,9 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
     )
 
 
-def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
+def _chunk_rows(
+    prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int, terms: str
+) -> pa.Table | None:
     schema = chunk_schema(dimension)
     columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
@@ -665,7 +702,8 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
             columns["kind"].append(chunk.kind)
             columns["hash"].append(chunk.hash)
             columns["text"].append(chunk.text)
-            columns["search_text"].append(f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}")
+            keywords = f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}"
+            columns["search_text"].append(keyword_text(keywords, terms))
             columns["tags"].append(tags)
             columns["date"].append(span.start)
             columns["date_end"].append(span.end)

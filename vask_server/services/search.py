@@ -24,9 +24,12 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
+from vask_server.core.cjk import CJK, CJK_COVERAGE_EVIDENCE, SIMPLE, cjk_content, coverage, keyword_text
+from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
+    CONVEX_ALPHA,
     RRF_K,
     Filters,
     Ranked,
@@ -36,6 +39,7 @@ from vask_server.core.retrieve import (
     fuse_convex,
     graph_boost,
     limit_per_note,
+    passage_text,
     row_to_hit,
     topic_query,
 )
@@ -134,6 +138,7 @@ class ActiveIndex:
     model: str
     dimension: int
     suffix: str
+    keyword_terms: str = SIMPLE  # how its keyword text is cut (core/cjk.py): questions are cut alike
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,8 @@ class Searcher:
                 "The vault has not been indexed yet.",
                 "Run `vask index --vault PATH`, or wait for `vask serve` to finish its first sync.",
             )
-        return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"])
+        terms = str(meta.active.get("keyword_terms", SIMPLE))
+        return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"], terms)
 
     async def close(self) -> None:
         """Stops what the searcher runs in the background (a calibration being measured), before the
@@ -375,6 +381,7 @@ class Searcher:
             top_k=top_k,
             filters=understood.filters,
             question_vector=vector,
+            keyword_terms=index.keyword_terms,
         )
         hits = [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index.suffix)
@@ -466,7 +473,8 @@ class Searcher:
         """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
         answer alone (and is in the store's problems, for the status)."""
         try:
-            rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, with_vectors=True)
+            words = keyword_text(query, index.keyword_terms)
+            rows = await self.store.text_search(index.suffix, index.dimension, words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
         return rows, None
@@ -493,7 +501,8 @@ class Searcher:
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
             try:
-                rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+                words = keyword_text(query, index.keyword_terms)
+                rows = await self.store.text_search(index.suffix, index.dimension, words, top_k * 4, where)
             except IndexBroken as failure:  # nothing can be searched: say both, not "no matches"
                 also = f"{failure.message[0].lower()}{failure.message[1:]}"
                 return SearchResult([], "keyword", notice=f"{exc.message}, and {also}. {exc.hint} {failure.hint}")
@@ -529,8 +538,12 @@ class Searcher:
             row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
         candidates = [np.asarray(row.pop("vector"), dtype=np.float32) for row in vector_rows if "vector" in row]
         candidates.extend(text_vectors)
+        # A question in Chinese or Japanese over a model that reads only English: its cosines say
+        # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
+        units = cjk_content(query) if index.keyword_terms == CJK else set()
+        blind = bool(units) and reads_only_english(index.model) is True
         if config.mode == "hybrid" and config.fusion == "convex":
-            ranked = fuse_convex(vector_rows, text_rows, query=query)
+            ranked = fuse_convex(vector_rows, text_rows, query=query, alpha=0.0 if blind else CONVEX_ALPHA)
         else:
             ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [], query=query)
         cache = await self._index_cache(index)
@@ -559,6 +572,12 @@ class Searcher:
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
         declined = best is None or evidence is None or (evidence < threshold and not exact)
+        if units and best is not None:
+            # A question in Chinese or Japanese: a keyword passage holding most of what it asks about
+            # is evidence, and the only evidence when the model reads only English.
+            held = max((coverage(units, passage_text(r.row)) for r in ranked if r.keyword is not None), default=0.0)
+            covered = held >= CJK_COVERAGE_EVIDENCE
+            declined = not covered if blind else declined and not covered
         hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
         declined = declined or not hits
         return SearchResult(
