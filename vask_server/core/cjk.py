@@ -59,9 +59,15 @@ def cjk_terms(text: str) -> str:
 # How the keyword column and questions are cut: the index records which (`index.json`).
 SIMPLE = "simple"
 CJK = "cjk"
-# `auto` picks CJK when at least this share of the notes' letters are CJK characters. Cutting leaves
-# every other word as it was, so a mostly English vault with a few Chinese notes loses nothing by it.
-CJK_SHARE_FOR_TERMS = 0.02
+# `auto` picks CJK when a note read is written mostly in Chinese or Japanese: this share of its letters
+# CJK characters, or more. Cutting leaves every other word as it was, so an English vault with a few
+# Chinese notes loses nothing by it, and their keywords are found.
+CJK_NOTE_SHARE = 0.3
+
+
+def written_in_cjk(texts: Iterable[str]) -> bool:
+    """Whether any of these notes is written mostly in Chinese or Japanese."""
+    return any(cjk_share([text]) >= CJK_NOTE_SHARE for text in texts)
 
 
 def keyword_text(text: str, terms: str) -> str:

@@ -31,7 +31,7 @@ from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_cur
 from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
-from vask_server.core.cjk import CJK, CJK_SHARE_FOR_TERMS, SIMPLE, cjk_share, keyword_text
+from vask_server.core.cjk import CJK, SIMPLE, keyword_text, written_in_cjk
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
@@ -389,9 +389,8 @@ class Indexer:
         return report
 
     def _detect_keyword_terms(self, scan: VaultScan) -> str:
-        """ "cjk" when the notes are written (at least in part) in Chinese or Japanese, else "simple":
-        read from up to `_LANGUAGE_SAMPLE` notes spread over the vault. Notes that opted out are not
-        counted."""
+        """"cjk" when a note is written mostly in Chinese or Japanese, else "simple": read from up to
+        `_LANGUAGE_SAMPLE` notes spread over the vault. Notes that opted out are not counted."""
         paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
         step = max(1, len(paths) // _LANGUAGE_SAMPLE)
         texts = []
@@ -402,9 +401,8 @@ class Indexer:
                 continue
             if not opted_out_text(text):
                 texts.append(text)
-        share = cjk_share(texts)
-        terms = CJK if share >= CJK_SHARE_FOR_TERMS else SIMPLE
-        log.info("keyword terms: %s (%.0f%% of the letters of %d notes are CJK)", terms, 100 * share, len(texts))
+        terms = CJK if written_in_cjk(texts) else SIMPLE
+        log.info("keyword terms: %s (from %d notes)", terms, len(texts))
         return terms
 
     async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
