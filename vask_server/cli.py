@@ -448,8 +448,8 @@ def _nothing_changed(settings: Settings) -> bool:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
     terms = known_keyword_terms(settings.keyword_tokenizer, meta.active)
-    if terms is None:
-        return False  # (the notes are read to choose how keyword text is cut)
+    if terms is None or meta.active.get("not_english") is None:
+        return False  # (the notes are read to choose how keyword text is cut, and to tell their language)
     options = dataclasses.replace(index_options(settings, vault), keyword_terms=terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
     fingerprint = options.fingerprint()
@@ -640,6 +640,8 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    if status["language"]["advice"]:
+        print(f"language:   {status['language']['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
     key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
     answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"

@@ -49,3 +49,16 @@ def reads_only_english(model: str) -> bool | None:
     if base.startswith("granite-embedding") and full.endswith(":30m"):
         return True  # (granite's small model is English-only, its 278m one multilingual)
     return True if any(base == name or base.startswith(f"{name}-") for name in ENGLISH_ONLY) else None
+
+
+def language_advice(model: str, not_english: float | None, *, mostly: float = 0.5) -> str | None:
+    """What to tell a user whose notes are mostly not English while their embedding model reads only
+    English; None otherwise (or when not known)."""
+    if not_english is None or not_english < mostly or reads_only_english(model) is not True:
+        return None
+    return (
+        f"{round(100 * not_english)}% of the notes read are not in English, and '{model}' reads only English: "
+        f"searches by meaning cannot read them (keyword search still can). Use a multilingual model: "
+        f"`ollama pull {RECOMMENDED_MULTILINGUAL}`, then `VASK_EMBED_MODEL={RECOMMENDED_MULTILINGUAL} vask index` "
+        "(a new index is built beside the old one, which answers until it is complete)."
+    )

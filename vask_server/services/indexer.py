@@ -37,6 +37,7 @@ from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, display_name, file_type
 from vask_server.core.hashkeys import HashKeys
+from vask_server.core.language import not_english_share
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
@@ -182,11 +183,18 @@ class Indexer:
         scan: VaultScan | None = None
         # How the keyword column is cut: as the setting says, else as the index records, else (a first
         # build, `--full`) detected from the notes. Decided before anything is written or compared.
+        # And the share of notes not in English, for `vask status` and `vask doctor` to weigh the model.
         recorded = self.store.read_meta().active
-        terms = known_keyword_terms(self._keyword_setting, None if force and only is None else recorded)
-        if terms is None:
+        anew = force and only is None
+        terms = known_keyword_terms(self._keyword_setting, None if anew else recorded)
+        not_english = None if anew else (recorded or {}).get("not_english")
+        if terms is None or not_english is None:
             scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
-            terms = await asyncio.to_thread(self._detect_keyword_terms, scan)
+            texts = await asyncio.to_thread(self._sample_notes, scan)
+            if terms is None:
+                terms = CJK if written_in_cjk(texts) else SIMPLE
+                log.info("keyword terms: %s (from %d notes)", terms, len(texts))
+            not_english = round(not_english_share(texts), 3)
         self.options = replace(self.options, keyword_terms=terms)
         terms_changed = recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
@@ -194,7 +202,7 @@ class Indexer:
         if only is None and not force:
             if scan is None:
                 scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
-            unchanged = await self._unchanged_since_last_sync(scan, started)
+            unchanged = await self._unchanged_since_last_sync(scan, started, not_english)
             if unchanged is not None:
                 return unchanged
         suffix, dimension = await self.target()
@@ -365,6 +373,7 @@ class Indexer:
             "suffix": suffix,
             "completed_at": now_iso(),
             "keyword_terms": terms,
+            "not_english": not_english,
         }
         meta.building = None
         meta.last_sync = now_iso()
@@ -388,9 +397,9 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _detect_keyword_terms(self, scan: VaultScan) -> str:
-        """"cjk" when a note is written mostly in Chinese or Japanese, else "simple": read from up to
-        `_LANGUAGE_SAMPLE` notes spread over the vault. Notes that opted out are not counted."""
+    def _sample_notes(self, scan: VaultScan) -> list[str]:
+        """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
+        (nothing of it is kept). Notes that opted out are left out."""
         paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
         step = max(1, len(paths) // _LANGUAGE_SAMPLE)
         texts = []
@@ -401,11 +410,11 @@ class Indexer:
                 continue
             if not opted_out_text(text):
                 texts.append(text)
-        terms = CJK if written_in_cjk(texts) else SIMPLE
-        log.info("keyword terms: %s (from %d notes)", terms, len(texts))
-        return terms
+        return texts
 
-    async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
+    async def _unchanged_since_last_sync(
+        self, scan: VaultScan, started: float, not_english: float | None
+    ) -> SyncReport | None:
         """A full sync that finds every note exactly as the last complete sync left it (the same
         snapshot `vask index` checks) has nothing to do: it reads no rows and asks the model nothing,
         so a restart with nothing changed embeds nothing. (It does open the chunks table once, to
@@ -421,7 +430,11 @@ class Indexer:
         report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        if _remember_scan_problems(meta, scan.problems, scan.skipped):
+        remembered = _remember_scan_problems(meta, scan.problems, scan.skipped)
+        if active.get("not_english") is None and not_english is not None:  # (an index made before it was kept)
+            active["not_english"] = not_english
+            remembered = True
+        if remembered:
             self.store.write_meta(meta)
         await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)

@@ -24,7 +24,15 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
-from vask_server.core.cjk import CJK, CJK_COVERAGE_EVIDENCE, SIMPLE, cjk_content, coverage, keyword_text
+from vask_server.core.cjk import (
+    CJK,
+    CJK_COVERAGE_EVIDENCE,
+    SIMPLE,
+    cjk_content,
+    coverage,
+    keyword_text,
+    written_in_cjk,
+)
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.question import Understood, understand
@@ -257,6 +265,11 @@ class Searcher:
         ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
         by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
         ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        if index.keyword_terms == CJK and reads_only_english(index.model) is True:
+            # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
+            # and English ones not against such passages: the line is measured on what it reads.
+            texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
+            ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind = "questions"
         try:
@@ -536,8 +549,17 @@ class Searcher:
         text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in text_rows]
         for row, row_vector in zip(text_rows, text_vectors, strict=True):
             row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
-        candidates = [np.asarray(row.pop("vector"), dtype=np.float32) for row in vector_rows if "vector" in row]
-        candidates.extend(text_vectors)
+        # A model that reads only English says nothing of passages in Chinese or Japanese: their cosines
+        # are no evidence that an English question is answered (they lowered the decline rate).
+        unreadable = index.keyword_terms == CJK and reads_only_english(index.model) is True
+
+        def readable(row: dict[str, Any]) -> bool:
+            return not (unreadable and written_in_cjk([str(row.get("text") or "")]))
+
+        candidates = [
+            np.asarray(r.pop("vector"), dtype=np.float32) for r in vector_rows if "vector" in r and readable(r)
+        ]
+        candidates.extend(v for r, v in zip(text_rows, text_vectors, strict=True) if readable(r))
         # A question in Chinese or Japanese over a model that reads only English: its cosines say
         # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
         units = cjk_content(query) if index.keyword_terms == CJK else set()
