@@ -280,3 +280,11 @@ async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_decline
         assert status["language"]["advice"] and "bge-m3" in status["language"]["advice"]
     check = _language_check(settings_for(vault, embed_model="all-minilm"), {})
     assert not check.ok and not check.required and "ollama pull bge-m3" in check.fix
+
+
+def test_brackets_around_nothing_name_no_note() -> None:
+    """A question about the link syntax itself ("names not in [[ ]]") names no note to search in."""
+    from vask_server.core.scope import find_mentions
+
+    question = "ほかのノートで名前は書いてあるのに [[ ]] で囲まれていない箇所"
+    assert find_mentions(question)[0] == [] and find_connection("what relates to [[ ]]?") is None

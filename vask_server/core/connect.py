@@ -37,7 +37,7 @@ _DETERMINER = (
     r"(?:(?:the|my|el|la|los|las|mi|mis)\s+)?"
     r"(?:(?:topic|subject|theme|ideas?|contents?|tema)\s+(?:of|in|de|en)\s+(?:(?:the|my|el|la|mi)\s+)?)?"
 )
-_NOTE = r"\[\[[^\[\]\n]+?\]\]"
+_NOTE = r"\[\[(?!\s*\]\])[^\[\]\n]+?\]\]"
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
 # alone only at the end of a clause ("…relate to this quarter" names no note)
 _OPEN_NOTE = (
