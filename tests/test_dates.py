@@ -32,6 +32,10 @@ SAMPLE_DATES = {
     "00 Inbox/Standing desk research.md": ("2026-03-10", "frontmatter:date", []),
     "00 Inbox/Talk idea - Tides are a caching problem.md": ("file-time", "file-time", []),
     "00 Inbox/Untitled.md": ("file-time", "file-time", []),
+    "00 Inbox/京都旅行メモ.md": ("2025-11-24", "frontmatter:date", []),
+    "01 Projects/家庭相册数字化.md": ("2025-09-02", "frontmatter:created", []),
+    "02 Areas/中文/日记 - 杭州周末.md": ("2025-10-19", "frontmatter:date", []),
+    "02 Areas/中文/读书笔记 - 活着.md": ("2025-11-16", "frontmatter:created", []),
     "01 Projects/Half marathon sub-1h45.md": ("file-time", "file-time", []),
     "01 Projects/Ideas.md": ("file-time", "file-time", []),
     # (its timeline's target dates are what the rows are about, not when they were written)

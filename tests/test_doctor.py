@@ -31,7 +31,7 @@ def test_all_is_well_once_indexed_and_each_check_says_what_it_found(cli_env, vau
     assert code == 0 and checks["ok"] is True
     assert checks["Ollama (embeddings and answers)"]["detail"].startswith("reachable at http://127.0.0.1:")
     assert checks["embedding model"]["detail"] == "'fake-embed', 96 dimensions"
-    assert checks["vault"]["detail"].endswith("62 notes, 1 board, 1 PDF")
+    assert checks["vault"]["detail"].endswith("66 notes, 1 board, 1 PDF")
     assert checks["index"]["ok"] and checks["index"]["detail"].endswith("up to date")
     assert checks["port"]["ok"]
     plugin = checks["Obsidian plugin"]

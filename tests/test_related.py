@@ -13,6 +13,7 @@ import pytest
 
 from tests.web_helpers import Api, running_app
 from vask_server.adapters.store import Store, vector_matrix
+from vask_server.core.cjk import keyword_text
 from vask_server.core.retrieve import sql_string
 from vask_server.services import connections, indexer
 from vask_server.services.search import ActiveIndex, Searcher
@@ -115,7 +116,8 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     # the note's title as keywords, as the product asks the keyword index (BM25 as a share of the best)
     title = record.title or path
     where = f"path != {sql_string(path)} AND kind = 'chunk'"
-    by_name = await store.text_search(index.suffix, index.dimension, title, 30, where)
+    words = keyword_text(title, index.keyword_terms)  # (cut as the index cuts its keyword text)
+    by_name = await store.text_search(index.suffix, index.dimension, words, 30, where)
     top = max((float(r["score"]) for r in by_name), default=0.0)
     named = {r["id"]: float(r["score"]) / top for r in by_name} if top > 0 else {}
     # the candidates: the 60 passages nearest the mean (of all rows, note records included, as the

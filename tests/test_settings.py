@@ -88,6 +88,7 @@ BAD_VALUES = {
     "index_pdf": ["sometimes"],
     "max_pdf_bytes": ["0"],
     "pdf_timeout": ["0", "-1"],
+    "keyword_tokenizer": ["chinese", "ngram"],
 }
 
 

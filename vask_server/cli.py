@@ -64,6 +64,7 @@ _INDEXING = (
     "index_pdf",
     "max_pdf_bytes",
     "pdf_timeout",
+    "keyword_tokenizer",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
 _ANSWERS = ("chat_model", "chat_context", "chat_provider", "chat_base_url")
@@ -491,7 +492,7 @@ def _nothing_changed(settings: Settings) -> bool:
     from vask_server.adapters.meta import read_meta
     from vask_server.adapters.snapshot import index_is_current
     from vask_server.adapters.vault import Vault
-    from vask_server.services.options import excluder_for, index_options
+    from vask_server.services.options import excluder_for, index_options, known_keyword_terms
 
     started = time.perf_counter()
     vault_root = settings.require_vault()
@@ -500,7 +501,10 @@ def _nothing_changed(settings: Settings) -> bool:
     if not meta.active or meta.active.get("model") != settings.embed_model:
         return False  # (before the scan: a changed model needs no look at the files)
     vault = Vault(vault_root)
-    options = index_options(settings, vault)
+    terms = known_keyword_terms(settings.keyword_tokenizer, meta.active)
+    if terms is None or meta.active.get("not_english") is None:
+        return False  # (the notes are read to choose how keyword text is cut, and to tell their language)
+    options = dataclasses.replace(index_options(settings, vault), keyword_terms=terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
     fingerprint = options.fingerprint()
     if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
@@ -695,6 +699,8 @@ async def _status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    if status["language"]["advice"]:
+        print(f"language:   {status['language']['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
     key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
     answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"

@@ -65,6 +65,7 @@ class Settings:
     index_pdf: bool = True
     max_pdf_bytes: int = 50_000_000
     pdf_timeout: float = 30.0
+    keyword_tokenizer: str = "auto"
 
     def embed_server(self) -> tuple[str, str]:
         """(provider, address) of the server embeddings come from."""
@@ -401,6 +402,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _float,
         "Seconds one PDF may take to read; then its reader is stopped, and the PDF skipped and reported.",
     ),
+    SettingSpec(
+        "keyword_tokenizer",
+        "VASK_KEYWORD_TOKENIZER",
+        "--keyword-tokenizer",
+        _lower,
+        "How keyword search cuts text into terms: simple (at spaces and punctuation), cjk (Chinese and "
+        "Japanese also into character pairs; other words whole), or auto (cjk when the notes hold Chinese "
+        "or Japanese, detected when the index is built). A change rebuilds the keyword index.",
+    ),
 )
 
 _BY_NAME = {spec.name: spec for spec in SETTINGS}
@@ -500,6 +510,7 @@ def _host(value: str) -> str | None:
 
 
 PROVIDERS = ("ollama", "openai")
+KEYWORD_TOKENIZERS = ("auto", "simple", "cjk")
 
 
 def _web_url(value: str, what: str) -> str | None:
@@ -595,6 +606,7 @@ _RULES: dict[str, Rule] = {
     "log_level": _one_of(LOG_LEVELS),
     "date_keys": lambda keys: None if keys else "must name at least one frontmatter key",
     "exclude": _gitignore_patterns,
+    "keyword_tokenizer": _one_of(KEYWORD_TOKENIZERS),
 }
 # The folders are checked where they are used (Settings.require_vault, adapters.folders);
 # a boolean is checked by its parser.

@@ -7,6 +7,8 @@ rule, so a person can predict it:
   on", "reminds me of", "similar to", "could help with", and their Spanish forms) is the seed;
 - "this", "this note", "this project", "the note I have open" (and "esta nota", "este proyecto")
   after such a phrase mean the note open in Obsidian;
+- German, French, Chinese and Japanese forms alike: "verbunden mit [[X]]", "lié à [[X]]", and, with the
+  relation after the note, "与[[X]]相关", "和[[X]]有关的", "[[X]]に関連する", "这篇笔记" / "このノート";
 - any other `[[Note]]` limits where to search, as before ("in [[X]]", "according to [[X]]").
 Pure: finding the words only; which note they name is resolved by the caller.
 """
@@ -25,13 +27,17 @@ _PHRASE = (
     r"|(?:se\s+)?relaciona(?:n|do|da|dos|das)?\s+con|conecta(?:n|do|da|dos|das)?\s+con|tiene(?:n)?\s+que\s+ver\s+con"
     r"|parecid[oa]s?\s+a|se\s+parece(?:n)?\s+a|similar(?:es)?\s+a|relevantes?\s+para|me\s+recuerda(?:n)?(?:\s+a)?"
     r"|(?:podr[ií]a|puede)n?\s+ayudar(?:me)?\s+(?:con|a|en)"
+    r"|verbunden\s+mit|(?:im\s+)?zusammenhang\s+mit|verwandt\s+mit|(?:ähnlich|aehnlich)\s+(?:wie|zu)|passt\s+zu"
+    r"|bezieht\s+sich\s+auf|erinnert\s+(?:mich\s+)?an"
+    r"|li[ée]e?s?\s+(?:à|a|avec)|reli[ée]e?s?\s+(?:à|a)|en\s+(?:lien|rapport)\s+avec|se\s+rapporte(?:nt)?\s+à"
+    r"|similaires?\s+à|(?:qui\s+)?ressemble(?:nt)?\s+à|me\s+rappelle(?:nt)?"
 )
 # "the", "my", and "the topic of", "the ideas in": words between the phrase and the note it names
 _DETERMINER = (
     r"(?:(?:the|my|el|la|los|las|mi|mis)\s+)?"
     r"(?:(?:topic|subject|theme|ideas?|contents?|tema)\s+(?:of|in|de|en)\s+(?:(?:the|my|el|la|mi)\s+)?)?"
 )
-_NOTE = r"\[\[[^\[\]\n]+?\]\]"
+_NOTE = r"\[\[(?!\s*\]\])[^\[\]\n]+?\]\]"
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
 # alone only at the end of a clause ("…relate to this quarter" names no note)
 _OPEN_NOTE = (
@@ -42,6 +48,8 @@ _OPEN_NOTE = (
     r"|the\s+(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
     r"|the\s+(?:open|current)\s+(?:note|page|file)(?![\w-])"
     r"|la\s+nota\s+(?:abierta|actual|que\s+tengo\s+abierta)(?![\w-])"
+    r"|(?:diese[rmn]?|dieses)\s+(?:Notiz|Seite|Projekt|Projekts|Buch|Idee|Datei)(?![\w-])"
+    r"|(?:cette|ce)\s+(?:note|page|projet|livre|idée|fichier)(?![\w-])"
 )
 _CONNECTION_RE = re.compile(
     rf"(?<![\w])(?P<phrase>{_PHRASE})\s*{_DETERMINER}(?:(?P<note>{_NOTE})|(?P<open>{_OPEN_NOTE}))",
@@ -53,6 +61,21 @@ _INVERTED_RE = re.compile(
     rf"(?<![\w])(?:does|do|did|could|can|might|would|will)\s+{_DETERMINER}(?:(?P<note>{_NOTE})|(?P<open>{_SUBJECT}))"
     rf"\s+(?P<phrase>remind\s+(?:me|you)\s+of|relate\s+to|connect\s+to|connect\s+with|help(?:\s+with)?|build\s+on)(?![\w])",
     re.IGNORECASE,
+)
+# Chinese and Japanese put the relation after the note: "与[[X]]相关的笔记", "和[[X]]有关的",
+# "[[X]]に関連するノート", "このノートに似たもの"; and "this note" is "这篇笔记", "このノート".
+_CJK_OPEN_NOTE = (
+    r"(?:这|此|当前|目前)(?:篇|个|条|份)?(?:笔记|项目|页面|文件|想法|书)|我(?:正在看|打开)的(?:这篇)?笔记"
+    r"|(?:この|今の|開いている|現在の)(?:ノート|ページ|プロジェクト|ファイル|本)"
+)
+_CJK_RELATION = (
+    r"相关|有关(?:系|联)?|相似|类似|相近|关联|相连|有联系|联系"
+    r"|に関連(?:する|した|している|がある)?|と(?:の)?関連(?:する|した|している|がある|のある)?"
+    r"|と関係(?:する|のある|がある|している)?|に関係(?:する|のある|がある)?|に似(?:ている|た|てる)"
+    r"|と(?:つながる|繋がる|つながっている|繋がっている)"
+)
+_CJK_CONNECTION_RE = re.compile(
+    rf"(?P<lead>与|和|跟|同|跟我的|和我的)?\s*(?:(?P<note>{_NOTE})|(?P<open>{_CJK_OPEN_NOTE}))\s*(?P<phrase>{_CJK_RELATION})"
 )
 _TARGET_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 
@@ -74,7 +97,7 @@ class ConnectionAsk:
 def find_connection(question: str) -> ConnectionAsk | None:
     """The connection a question asks about, or None when it asks none (then any `[[Note]]` in it
     is a scope, as before)."""
-    match = _CONNECTION_RE.search(question) or _INVERTED_RE.search(question)
+    match = _CONNECTION_RE.search(question) or _INVERTED_RE.search(question) or _CJK_CONNECTION_RE.search(question)
     if match is None:
         return None
     note = match["note"]
@@ -84,5 +107,5 @@ def find_connection(question: str) -> ConnectionAsk | None:
         name = target[1].strip() if target else note.strip("[]")
     # What is left is what else the question asks (its time, its scope, a topic: "…about pricing").
     text = question[: match.start()] + " " + question[match.end() :]
-    text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
+    text = re.sub(r"\s+([?.!,;:？。！，])", r"\1", " ".join(text.split()))
     return ConnectionAsk(" ".join(match["phrase"].split()), note, name, text)

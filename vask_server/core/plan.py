@@ -30,6 +30,10 @@ class IndexOptions:
     file_types: tuple[str, ...] = ALL_TYPES
     max_pdf_bytes: int = 50_000_000
     pdf_timeout: float = 30.0
+    # How the keyword column is cut into terms (core/cjk.py): "simple", "cjk", or "auto" until the
+    # indexer has chosen for the vault. In the fingerprint only when it is not "simple", so the
+    # indexes built before it existed are not rebuilt; a change rewrites every row's keyword text.
+    keyword_terms: str = "simple"
 
     def fingerprint(self) -> str:
         """Changes whenever chunks, or their dates, would come out differently: then every note is
@@ -40,6 +44,7 @@ class IndexOptions:
                 "note_records": self.note_records,
                 **asdict(self.chunking),
                 "dates": self.dates.fingerprint(),
+                **({"keyword_terms": self.keyword_terms} if self.keyword_terms != "simple" else {}),
             },
             sort_keys=True,
         )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from vask_server.core.cjk import CJK_CHARS, cjk_words, has_cjk
 from vask_server.core.models import Hit
 from vask_server.core.scope import Scope
 
@@ -106,6 +107,10 @@ _STOPWORDS = frozenset(
 
 
 def content_words(text: str) -> set[str]:
+    """The words that carry a text's topic, lower-cased. Chinese and Japanese, written without spaces,
+    count by their character pairs (core/cjk.py), which is how the keyword index holds them."""
+    if has_cjk(text):
+        return {w for w in cjk_words(text) if (len(w) > 2 or has_cjk(w)) and w not in _STOPWORDS}
     return {w for w in (m.lower() for m in _WORD_RE.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
 
 
@@ -143,12 +148,12 @@ def covers_query(row: dict[str, Any], query: str | set[str]) -> bool:
     wanted = content_words(query) if isinstance(query, str) else query
     if not wanted:
         return False
-    passage = _passage(row)
+    passage = passage_text(row)
     # word by word, as whole words, without splitting the passage (~75 passages per search)
     return all(word in passage and _whole_word(word).search(passage) for word in wanted)
 
 
-def _passage(row: dict[str, Any]) -> str:
+def passage_text(row: dict[str, Any]) -> str:
     """What exact matches are looked for in: title, heading and text, lower-cased, one space
     between words (a quoted term may wrap across lines in the note)."""
     return " ".join(" ".join(str(row.get(k) or "") for k in ("title", "heading", "text")).lower().split())
@@ -157,7 +162,7 @@ def _passage(row: dict[str, Any]) -> str:
 # A term the user quotes ('scenius', "grey zone"): a straight quote must not open after a letter or
 # close before one, and hugs the term, so the apostrophes of "What's" or "runners'" open nothing.
 _QUOTED_RE = re.compile(
-    r"""(?<![^\W_])'(\S(?:[^'\n]*?\S)?)'(?![^\W_])|"(\S(?:[^"\n]*?\S)?)"|‘([^’\n]+?)’|“([^”\n]+?)”|«([^»\n]+?)»"""
+    r"""(?<![^\W_])'(\S(?:[^'\n]*?\S)?)'(?![^\W_])|"(\S(?:[^"\n]*?\S)?)"|‘([^’\n]+?)’|“([^”\n]+?)”|«([^»\n]+?)»|「([^」\n]+?)」|『([^』\n]+?)』"""
 )
 _QUOTED_MAX_WORDS = 6  # a term or a name; a quoted sentence is the user citing, not naming
 
@@ -176,14 +181,21 @@ def holds_quoted(row: dict[str, Any], terms: Sequence[str]) -> bool:
     """The passage (title and heading included) holds every quoted term as written, word for word."""
     if not terms:
         return False
-    passage = _passage(row)
+    passage = passage_text(row)
     return all(term in passage and _whole_word(term).search(passage) for term in terms)
+
+
+# A letter or digit of a script written with spaces: what must not touch a whole word. A CJK character
+# may (Chinese puts no space between "在" and "Obsidian"), and a CJK term is found anywhere in a run.
+_SPACED_WORD_CHAR = rf"(?:(?![{CJK_CHARS}])[^\W_])"
 
 
 @functools.lru_cache(maxsize=1024)
 def _whole_word(word: str) -> re.Pattern[str]:
     """`word` as a whole word, by the same notion of a word as content_words."""
-    return re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])")
+    if has_cjk(word):
+        return re.compile(re.escape(word))
+    return re.compile(rf"(?<!{_SPACED_WORD_CHAR}){re.escape(word)}(?!{_SPACED_WORD_CHAR})")
 
 
 def row_to_hit(row: dict[str, Any], score: float, similarity: float | None = None) -> Hit:

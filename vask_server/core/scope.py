@@ -20,8 +20,9 @@ from vask_server.core.links import note_name
 from vask_server.core.parse import normalize_tag
 from vask_server.errors import ScopeKind, ScopeMiss
 
-# [[Note]], [[Folder/Note|alias]], [[Note#Heading]]: the target before | and #
-_NOTE_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# [[Note]], [[Folder/Note|alias]], [[Note#Heading]]: the target before | and #. Brackets around nothing
+# but spaces ("names not in [[ ]]") are the link syntax talked about, not a note named.
+_NOTE_RE = re.compile(r"\[\[(?!\s*\]\])([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # #tag as Obsidian writes it: letters, digits, _ - /, at least one non-digit, after a space or the start
 _TAG_RE = re.compile(r"(?:(?<=^)|(?<=[\s(,;]))#([\w/-]*[^\W\d][\w/-]*)")
 # path:Folder or path:"Folder with spaces" (a question mark or stop after an unquoted one is not its)

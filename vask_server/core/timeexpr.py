@@ -21,7 +21,16 @@ from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from vask_server.core.dates import month_span, month_words
+from vask_server.core.cjk import has_cjk
+from vask_server.core.dates import (
+    NUMBER_WORDS,
+    RECENT_TIME_WORDS,
+    RELATIVE_TIME_WORDS,
+    TIME_UNIT_WORDS,
+    cjk_number,
+    month_span,
+    month_words,
+)
 
 RECENT_DAYS = 30
 
@@ -238,19 +247,122 @@ _GATE_RE = re.compile(
 )
 
 
+# -- beyond English and Spanish ------------------------------------------------------------------------
+# Chinese, Japanese, German and French time words, from the tables in core/dates.py. Chinese and
+# Japanese put no space around them ("上个月我读了什么书"), so their phrases are found anywhere; the
+# others' as whole words.
+
+
+def _phrase(words: str) -> str:
+    """A table phrase as a pattern: any space, and either apostrophe ("l'année", "l’année")."""
+    return r"\s+".join(re.escape(part).replace("'", "['’]") for part in words.split())
+
+
+def _alternatives(words: object) -> str:
+    return "|".join(_phrase(w) for w in sorted(words, key=len, reverse=True))  # type: ignore[call-overload]
+
+
+_RELATIVE_WORDS = {w: spec for table in RELATIVE_TIME_WORDS.values() for w, spec in table.items()}
+_UNIT_OF = {word: unit for unit, words in TIME_UNIT_WORDS.items() for word in words}
+_CJK_NUMBER = r"(?:\d{1,3}|[一二两兩三四五六七八九十]{1,3})"
+_WORD_NUMBER = rf"(?:\d{{1,3}}|{_alternatives(NUMBER_WORDS)})"
+_CJK_UNIT = _alternatives(w for w in _UNIT_OF if has_cjk(w))
+_LATIN_UNIT = _alternatives(w for w in _UNIT_OF if not has_cjk(w))
+_FOREIGN_PATTERNS: tuple[tuple[str, str], ...] = (
+    # the past N units: 最近三个月, 过去两周, 近30天, 過去3か月, ここ2週間, in den letzten 3 Monaten,
+    # les 3 derniers mois
+    (
+        "past",
+        rf"(?:最近|过去|過去|近|ここ)(?P<n1>{_CJK_NUMBER})(?P<u1>{_CJK_UNIT})(?:以来|来|内|以内)?"
+        rf"|{_B}(?:in\s+den\s+)?(?:letzten|vergangenen)\s+(?P<n2>{_WORD_NUMBER})\s+(?P<u2>{_LATIN_UNIT}){_E}"
+        rf"|{_B}(?:(?:pendant|durant|depuis)\s+)?(?:les|ces)\s+(?P<n3>{_WORD_NUMBER})\s+derni(?:er|ère)s\s+"
+        rf"(?P<u3>{_LATIN_UNIT}){_E}",
+    ),
+    # N units ago: 三个月前, 2週間前, vor 2 Wochen, il y a trois mois
+    (
+        "ago",
+        rf"(?P<n4>{_CJK_NUMBER})(?P<u4>{_CJK_UNIT})(?:以前|之前|前)"
+        rf"|{_B}vor\s+(?P<n5>{_WORD_NUMBER})\s+(?P<u5>{_LATIN_UNIT}){_E}"
+        rf"|{_B}il\s+y\s+a\s+(?P<n6>{_WORD_NUMBER})\s+(?P<u6>{_LATIN_UNIT}){_E}",
+    ),
+    (
+        "relative",
+        rf"(?P<cjk_rel>{_alternatives(w for w in _RELATIVE_WORDS if has_cjk(w))})"
+        rf"|{_B}(?P<rel>{_alternatives(w for w in _RELATIVE_WORDS if not has_cjk(w))}){_E}",
+    ),
+    # a date written the Chinese and Japanese way: 2025年3月, 3月14日, 三月份, 2025年
+    (
+        "cjk_date",
+        r"(?:(?P<y>(?:19|20)\d{2})年)?(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?:份)?"
+        r"(?:(?P<d>[0-3]?\d|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])[日号])?"
+        r"|(?P<y_only>(?:19|20)\d{2})年(?!\d)",
+    ),
+)
+_FOREIGN_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _FOREIGN_PATTERNS), re.IGNORECASE)
+_FOREIGN_RECENT_RE = re.compile(
+    rf"(?P<cjk>{_alternatives(w for table in RECENT_TIME_WORDS.values() for w in table if has_cjk(w))})"
+    rf"|{_B}(?P<latin>{_alternatives(w for table in RECENT_TIME_WORDS.values() for w in table if not has_cjk(w))}){_E}",
+    re.IGNORECASE,
+)
+
+
+def _find_foreign(question: str, today: date) -> tuple[TimeRange | None, bool, str]:
+    """The first Chinese, Japanese, German or French time words of the question: the range, whether it
+    was "recently", and the question without them."""
+    for match in _FOREIGN_RE.finditer(question):
+        try:
+            span = _foreign_span(match, today)
+        except (ValueError, KeyError, OverflowError):
+            continue
+        if span is not None and span.start <= span.end:
+            return TimeRange(span.start, span.end, _words(match[0]), span.notice), False, _cut(question, match)
+    recent = _FOREIGN_RECENT_RE.search(question)
+    if recent:
+        found = TimeRange(_days_before(today, RECENT_DAYS), today, _words(recent[0]))
+        return found, True, _cut(question, recent)
+    return None, False, question
+
+
+def _foreign_span(m: re.Match[str], today: date) -> _Span | None:
+    if m["past"] or m["ago"]:
+        number = next(m[f"n{i}"] for i in range(1, 7) if m[f"n{i}"])
+        unit = _UNIT_OF[next(m[f"u{i}"] for i in range(1, 7) if m[f"u{i}"]).lower()]
+        low = number.lower()
+        count = int(low) if low.isdigit() else NUMBER_WORDS[low] if low in NUMBER_WORDS else cjk_number(low)
+        return _past_span(count, unit, today) if m["past"] else _ago_span(count, unit, today)
+    if m["relative"]:
+        words = " ".join((m["cjk_rel"] or m["rel"]).lower().replace("’", "'").split())
+        unit, back = _RELATIVE_WORDS[words]
+        return _relative_span(unit, back, today)
+    if m["y_only"]:
+        year = int(m["y_only"])
+        return _Span(date(year, 1, 1), date(year, 12, 31))
+    month = cjk_number(m["m"])
+    if not 1 <= month <= 12:
+        return None
+    if m["d"]:
+        day = cjk_number(m["d"])
+        return _real_day(int(m["y"]), month, day) if m["y"] else _latest_day(month, day, today)
+    year = int(m["y"]) if m["y"] else _latest_month(month, today)
+    return _Span(*month_span(year, month))
+
+
 # -- reading a question -------------------------------------------------------------------------------
 
 
 def read_time(question: str, today: date) -> TimeQuery | None:
     """The time `question` asks about, resolved against `today`; None when it asks about none."""
-    if not _GATE_RE.search(question):
+    if not _GATE_RE.search(question) and not (_FOREIGN_RE.search(question) or _FOREIGN_RECENT_RE.search(question)):
         return None
     found, text = _find_range(question, today)
+    foreign_recent = False
+    if found is None:
+        found, foreign_recent, text = _find_foreign(question, today)
     if found is not None and found.start is not None and found.start > today:
         # A time to come ("my deadlines on 30 June this year") is what the notes are about, not when
         # they were written: the question is searched as asked.
         found, text = None, question
-    recent = False
+    recent = foreign_recent and found is not None
     recent_match = _RECENT_RE.search(text)
     if recent_match:
         if found is None:
@@ -533,6 +645,13 @@ def _r_relative_unit(m: re.Match[str], today: date, year: int | None) -> _Span:
         unit, back = _s(m, "before_last_unit").lower(), 2
     else:
         unit, back = _s(m, "ru_unit").lower(), 0 if _s(m, "ru").lower() in ("this", "current") else 1
+    return _relative_span(unit, back, today)
+
+
+def _relative_span(unit: str, back: int, today: date) -> _Span:
+    """This day, week, month or year so far (`back` 0), or the whole one `back` of them before."""
+    if unit == "day":
+        return _day_span(today - timedelta(days=back))
     if unit == "week":
         start, end = _week_of(today - timedelta(weeks=back))
     elif unit == "month":
@@ -577,6 +696,11 @@ def _r_ago(m: re.Match[str], today: date, year: int | None) -> _Span:
         count, unit = _count(_s(m, "ago_n")), _unit(_s(m, "ago_unit"))
     else:
         count, unit = _count(_s(m, "hace_n")), _unit(_s(m, "hace_unit"))
+    return _ago_span(count, unit, today)
+
+
+def _ago_span(count: int, unit: str, today: date) -> _Span:
+    """The day, week, month or year `count` of them before today's."""
     if unit == "day":
         return _day_span(today - timedelta(days=count))
     if unit == "week":
@@ -594,6 +718,11 @@ def _r_past_n(m: re.Match[str], today: date, year: int | None) -> _Span:
         count, unit = _count(_s(m, "pn")), _unit(_s(m, "pn_unit"))
     else:
         count, unit = _count(_s(m, "pe")), _unit(_s(m, "pe_unit"))
+    return _past_span(count, unit, today)
+
+
+def _past_span(count: int, unit: str, today: date) -> _Span:
+    """The last `count` days, weeks, months or years, up to today."""
     delta = {
         "day": relativedelta(days=count),
         "week": relativedelta(weeks=count),

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vask_server.adapters.store import Store, vector_matrix
+from vask_server.core.cjk import SIMPLE, keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, filters_to_where, row_to_hit, sql_string
 from vask_server.errors import IndexBroken, NotFound
@@ -66,10 +67,12 @@ async def find_connections(
     top_k: int,
     filters: Filters | None = None,
     question_vector: np.ndarray | None = None,
+    keyword_terms: str = SIMPLE,
 ) -> list[Connected]:
     """The `top_k` notes most connected to `seed`, best first. `filters` (dates, folders, tags, what
     the question named) apply to the connected notes, never to the seed; the seed is never among them.
-    `question_vector`: the question's own words, when it says more than "what connects to X"."""
+    `question_vector`: the question's own words, when it says more than "what connects to X".
+    `keyword_terms`: how the index cuts its keyword text (core/cjk.py), so the seed's title is cut alike."""
     graph = await graphs.get(suffix)
     if seed not in graph:
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
@@ -120,7 +123,8 @@ async def find_connections(
     if title.strip():
         try:
             others = _others(seed, filters)  # (a keyword search filtered so is cheap)
-            by_name = await store.text_search(suffix, dimension, title, _KEYWORD_ROWS, others, with_vectors=True)
+            words = keyword_text(title, keyword_terms)
+            by_name = await store.text_search(suffix, dimension, words, _KEYWORD_ROWS, others, with_vectors=True)
         except IndexBroken:
             by_name = []
         top = max((float(r["score"]) for r in by_name), default=0.0)

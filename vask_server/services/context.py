@@ -14,6 +14,7 @@ from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import Settings, header_dict
+from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
@@ -125,6 +126,12 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
         "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
+        # how keyword text is cut, what share of the notes read are not English, and what to do about it
+        "language": {
+            "keyword_terms": active.get("keyword_terms"),
+            "not_english": active.get("not_english"),
+            "advice": language_advice(str(active.get("model") or ""), active.get("not_english")),
+        },
         "servers": servers(services),
     }
 

@@ -4,6 +4,7 @@ that fixes it. Reads and asks; changes nothing (no index is built, no model pull
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 from collections.abc import Mapping
@@ -15,8 +16,12 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
+from vask_server.core.language import MOSTLY, not_english_share
+from vask_server.core.model_languages import language_advice
 from vask_server.core.plan import plan_scan
 from vask_server.errors import VaskError
+
+_LANGUAGE_SAMPLE = 200  # notes read to tell the vault's language when the index has not recorded it
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
     checks.append(vault)
     if on_disk is not None:
         checks.append(await _index_check(settings, on_disk))
+        checks.append(await asyncio.to_thread(_language_check, settings, on_disk))
     checks.append(Check("port", True, f"`vask serve` answers at {serving}") if serving else _port_check(settings))
     if settings.tls_cert is not None or settings.tls_key is not None:
         checks.append(_tls_check(settings))
@@ -154,6 +160,29 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
             "`vask index` (a running `vask serve` does it itself)",
         )
     return Check("index", True, f"{detail}; up to date")
+
+
+def _language_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
+    """Whether the embedding model reads the notes' language: from what the index recorded of them,
+    else from up to 200 notes read now. Advice, not a failure: keyword search still works."""
+    from vask_server.adapters.vault import NoteUnreadable, Vault
+
+    active = read_meta(settings.resolved_index_dir()).active or {}
+    share = active.get("not_english")
+    if share is None:
+        vault = Vault(settings.require_vault())
+        paths = sorted(p for p in on_disk if file_type(p) in (MARKDOWN, None))
+        texts = []
+        for path in paths[:: max(1, len(paths) // _LANGUAGE_SAMPLE)][:_LANGUAGE_SAMPLE]:
+            with contextlib.suppress(NoteUnreadable):
+                texts.append(vault.read_note(path, settings.max_note_bytes)[0])
+        share = not_english_share(texts)
+    advice = language_advice(settings.embed_model, share)
+    if advice is None:
+        english = "in English" if share < MOSTLY else "not in English"
+        return Check("language", True, f"most notes are {english}; '{settings.embed_model}' fits", required=False)
+    found, _, fix = advice.partition(" Use a multilingual model: ")
+    return Check("language", False, found, f"Use a multilingual model: {fix}", required=False)
 
 
 def _port_check(settings: Settings) -> Check:

@@ -31,18 +31,20 @@ from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_cur
 from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, text_schema
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
+from vask_server.core.cjk import CJK, SIMPLE, keyword_text, written_in_cjk
 from vask_server.core.dates import DateSpan, chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, display_name, file_type
 from vask_server.core.hashkeys import HashKeys
+from vask_server.core.language import not_english_share
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions, SyncQueue, chunks_to_embed, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
 from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
-from vask_server.services.options import excluder_for, with_vault_dates
+from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,8 @@ _COMPACT_AFTER_WRITES = 25
 # this many rows or this long, so a crash loses at most a few seconds of embedding (redone next time).
 _ROWS_PER_WRITE = 4_096
 _SECONDS_PER_WRITE = 5.0
+# Notes read to tell a vault's script (VASK_KEYWORD_TOKENIZER=auto), spread evenly over its paths.
+_LANGUAGE_SAMPLE = 200
 
 
 @dataclass
@@ -152,6 +156,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.options = options
+        self._keyword_setting = options.keyword_terms  # "auto", "simple" or "cjk"; resolved per sync
         self._writes_since_compact = 0
         self._purge = False  # excluded notes were removed since the last purge
         self._opted_out: set[str] = set()  # notes found opted out during this sync
@@ -244,12 +249,29 @@ class Indexer:
         excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
         for problem in excluder.problems:
             log.warning("exclusion rule not used: %s", problem)
+        scan: VaultScan | None = None
+        # How the keyword column is cut: as the setting says, else as the index records, else (a first
+        # build, `--full`) detected from the notes. Decided before anything is written or compared.
+        # And the share of notes not in English, for `vask status` and `vask doctor` to weigh the model.
+        recorded = self.store.read_meta().active
+        anew = force and only is None
+        terms = known_keyword_terms(self._keyword_setting, None if anew else recorded)
+        not_english = None if anew else (recorded or {}).get("not_english")
+        if terms is None or not_english is None:
+            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+            texts = await asyncio.to_thread(self._sample_notes, scan)
+            if terms is None:
+                terms = CJK if written_in_cjk(texts) else SIMPLE
+                log.info("keyword terms: %s (from %d notes)", terms, len(texts))
+            not_english = round(not_english_share(texts), 3)
+        self.options = replace(self.options, keyword_terms=terms)
+        terms_changed = recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
-        scan: VaultScan | None = None
         if only is None and not force:
-            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
-            unchanged = await self._unchanged_since_last_sync(scan, started)
+            if scan is None:
+                scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+            unchanged = await self._unchanged_since_last_sync(scan, started, not_english)
             if unchanged is not None:
                 return unchanged
         suffix, dimension = await self.target()
@@ -259,7 +281,12 @@ class Indexer:
         if switching or meta.active is None:
             # Recorded before any write, so a crash mid-build leaves the index being built findable,
             # while queries keep using the complete one.
-            meta.building = {"model": self.embedder.model, "dimension": dimension, "suffix": suffix}
+            meta.building = {
+                "model": self.embedder.model,
+                "dimension": dimension,
+                "suffix": suffix,
+                "keyword_terms": terms,  # (what a search during the first sync cuts its question into)
+            }
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
@@ -425,7 +452,8 @@ class Indexer:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
-        await self.store.ensure_fts(suffix, dimension, rebuild=force and only is None)
+        # (and when the text is cut another way: every row was rewritten, the index is made anew)
+        await self.store.ensure_fts(suffix, dimension, rebuild=(force and only is None) or terms_changed)
         # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
         await self.store.drop_text(suffix)
@@ -452,6 +480,8 @@ class Indexer:
             "dimension": dimension,
             "suffix": suffix,
             "completed_at": now_iso(),
+            "keyword_terms": terms,
+            "not_english": not_english,
         }
         meta.building = None
         meta.last_sync = now_iso()
@@ -475,7 +505,24 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    async def _unchanged_since_last_sync(self, scan: VaultScan, started: float) -> SyncReport | None:
+    def _sample_notes(self, scan: VaultScan) -> list[str]:
+        """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
+        (nothing of it is kept). Notes that opted out are left out."""
+        paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
+        step = max(1, len(paths) // _LANGUAGE_SAMPLE)
+        texts = []
+        for path in paths[::step][:_LANGUAGE_SAMPLE]:
+            try:
+                text, _ = self.vault.read_note(path, self.options.max_note_bytes)
+            except NoteUnreadable:
+                continue
+            if not opted_out_text(text):
+                texts.append(text)
+        return texts
+
+    async def _unchanged_since_last_sync(
+        self, scan: VaultScan, started: float, not_english: float | None
+    ) -> SyncReport | None:
         """A full sync that finds every note exactly as the last complete sync left it (the same
         snapshot `vask index` checks) has nothing to do: it reads no rows and asks the model nothing,
         so a restart with nothing changed embeds nothing. (It does open the chunks table once, to
@@ -491,7 +538,11 @@ class Indexer:
         report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        if _remember_scan_problems(meta, scan.problems, scan.skipped):
+        remembered = _remember_scan_problems(meta, scan.problems, scan.skipped)
+        if active.get("not_english") is None and not_english is not None:  # (an index made before it was kept)
+            active["not_english"] = not_english
+            remembered = True
+        if remembered:
             self.store.write_meta(meta)
         await self._remove_old_tables(meta, None, report)
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
@@ -565,7 +616,7 @@ class Indexer:
                 prepared = await asyncio.to_thread(
                     self._prepare, paths[start : start + _NOTES_PER_BATCH], on_disk, empty, resolver
                 )
-                table = _text_rows(prepared)
+                table = _text_rows(prepared, self.options.keyword_terms)
                 if table is not None:
                     rows.append(table)
                 if sum(t.num_rows for t in rows) >= _ROWS_PER_WRITE:
@@ -721,7 +772,7 @@ class Indexer:
             elif item.status == "skipped":
                 report.skipped.append((item.path, item.reason))
             pending.records.append(_note_record(item, indexed_at))
-        rows = _chunk_rows(prepared, known, dimension)
+        rows = _chunk_rows(prepared, known, dimension, self.options.keyword_terms)
         if rows is not None:
             pending.rows.append(rows)
         pending.paths.extend(item.path for item in prepared if item.kept is None)  # (touched ones keep their rows)
@@ -796,9 +847,11 @@ def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
     )
 
 
-def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int) -> pa.Table | None:
+def _chunk_rows(
+    prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int, terms: str
+) -> pa.Table | None:
     schema = chunk_schema(dimension)
-    columns, hashes = _chunk_columns(prepared)
+    columns, hashes = _chunk_columns(prepared, terms)
     if not hashes:
         return None
     value_type = schema.field("vector").type.value_type
@@ -808,16 +861,16 @@ def _chunk_rows(prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimen
     return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
 
 
-def _text_rows(prepared: list[_Prepared]) -> pa.Table | None:
+def _text_rows(prepared: list[_Prepared], terms: str) -> pa.Table | None:
     """The rows of the keyword table: chunk rows without vectors."""
     schema = text_schema()
-    columns, hashes = _chunk_columns(prepared)
+    columns, hashes = _chunk_columns(prepared, terms)
     if not hashes:
         return None
     return pa.Table.from_arrays([pa.array(columns[n], type=schema.field(n).type) for n in schema.names], schema=schema)
 
 
-def _chunk_columns(prepared: list[_Prepared]) -> tuple[dict[str, list[object]], list[str]]:
+def _chunk_columns(prepared: list[_Prepared], terms: str) -> tuple[dict[str, list[object]], list[str]]:
     columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
     for item in prepared:
@@ -840,7 +893,8 @@ def _chunk_columns(prepared: list[_Prepared]) -> tuple[dict[str, list[object]], 
             columns["kind"].append(chunk.kind)
             columns["hash"].append(chunk.hash)
             columns["text"].append(chunk.text)
-            columns["search_text"].append(f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}")
+            keywords = f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}"
+            columns["search_text"].append(keyword_text(keywords, terms))
             columns["tags"].append(tags)
             columns["date"].append(span.start)
             columns["date_end"].append(span.end)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from vask_server.adapters.vault import APP_SETTINGS, DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, Vault
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF
@@ -25,6 +28,7 @@ def index_options(settings: Settings, vault: Vault | None = None) -> IndexOption
         file_types=file_types(settings),
         max_pdf_bytes=settings.max_pdf_bytes,
         pdf_timeout=settings.pdf_timeout,
+        keyword_terms=settings.keyword_tokenizer,
     )
     return options if vault is None else with_vault_dates(options, vault)
 
@@ -50,3 +54,13 @@ def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
     anew from `.obsidian/app.json` (unless VASK_OBSIDIAN_EXCLUDED is off)."""
     obsidian = obsidian_filters(vault.obsidian_settings(APP_SETTINGS)) if options.obsidian_excluded else ()
     return Excluder(ExclusionRules(globs=options.exclude, obsidian=obsidian))
+
+
+def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str | None:
+    """How the keyword text is cut, when it is known without reading notes: the setting's choice, or
+    under `auto` what the index was built with. None: `auto` for an index that records nothing (a
+    first build, or one made before the choice existed); the indexer then reads the notes."""
+    if setting != "auto":
+        return setting
+    recorded = (active or {}).get("keyword_terms")
+    return str(recorded) if recorded in (SIMPLE, CJK) else None

@@ -16,7 +16,9 @@ _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for h
 async def related_notes(
     store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int
 ) -> list[dict[str, Any]]:
-    connected = await find_connections(store, graphs, index.suffix, index.dimension, path, top_k=top_k)
+    connected = await find_connections(
+        store, graphs, index.suffix, index.dimension, path, top_k=top_k, keyword_terms=index.keyword_terms
+    )
     return [
         {
             "path": c.path,

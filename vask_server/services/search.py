@@ -24,10 +24,21 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
+from vask_server.core.cjk import (
+    CJK,
+    CJK_COVERAGE_EVIDENCE,
+    SIMPLE,
+    cjk_content,
+    coverage,
+    keyword_text,
+    written_in_cjk,
+)
+from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.progress import SyncProgress
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
+    CONVEX_ALPHA,
     RRF_K,
     Filters,
     Ranked,
@@ -37,6 +48,7 @@ from vask_server.core.retrieve import (
     fuse_convex,
     graph_boost,
     limit_per_note,
+    passage_text,
     row_to_hit,
     topic_query,
 )
@@ -135,6 +147,7 @@ class ActiveIndex:
     model: str
     dimension: int
     suffix: str
+    keyword_terms: str = SIMPLE  # how its keyword text is cut (core/cjk.py): questions are cut alike
     # False during an index's first sync: what is embedded so far is searched, and the notes not
     # yet embedded by keyword alone (the store's keyword table), once that is written.
     complete: bool = True
@@ -170,13 +183,15 @@ class Searcher:
         meta = self.store.read_meta()
         if not meta.active and meta.building:
             building = meta.building
-            return ActiveIndex(building["model"], int(building["dimension"]), building["suffix"], complete=False)
+            terms = str(building.get("keyword_terms", SIMPLE))
+            return ActiveIndex(building["model"], int(building["dimension"]), building["suffix"], terms, complete=False)
         if not meta.active:
             raise NotIndexed(
                 "The vault has not been indexed yet.",
                 "Run `vask index --vault PATH`, or wait for `vask serve` to finish its first sync.",
             )
-        return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"])
+        terms = str(meta.active.get("keyword_terms", SIMPLE))
+        return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"], terms)
 
     async def close(self) -> None:
         """Stops what the searcher runs in the background (a calibration being measured), before the
@@ -260,6 +275,11 @@ class Searcher:
         ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
         by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
         ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        if index.keyword_terms == CJK and reads_only_english(index.model) is True:
+            # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
+            # and English ones not against such passages: the line is measured on what it reads.
+            texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
+            ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind = "questions"
         try:
@@ -387,6 +407,7 @@ class Searcher:
             top_k=top_k,
             filters=understood.filters,
             question_vector=vector,
+            keyword_terms=index.keyword_terms,
         )
         hits = [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index.suffix)
@@ -478,9 +499,10 @@ class Searcher:
         """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
         answer alone (and is in the store's problems, for the status)."""
         try:
+            words = keyword_text(query, index.keyword_terms)
             if not index.complete:
-                return await self._first_sync_keyword_rows(index, query, limit, where), None
-            rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, with_vectors=True)
+                return await self._first_sync_keyword_rows(index, words, limit, where), None
+            rows = await self.store.text_search(index.suffix, index.dimension, words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
         return rows, None
@@ -536,10 +558,11 @@ class Searcher:
         except (OllamaUnavailable, ModelMissing) as exc:
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
             try:
+                words = keyword_text(query, index.keyword_terms)
                 if index.complete:
-                    rows = await self.store.text_search(index.suffix, index.dimension, query, top_k * 4, where)
+                    rows = await self.store.text_search(index.suffix, index.dimension, words, top_k * 4, where)
                 else:
-                    rows = await self._first_sync_keyword_rows(index, query, top_k * 4, where)
+                    rows = await self._first_sync_keyword_rows(index, words, top_k * 4, where)
                     for row in rows:
                         row.pop("vector", None)
             except IndexBroken as failure:  # nothing can be searched: say both, not "no matches"
@@ -572,15 +595,27 @@ class Searcher:
                 notice = f"{broken.message}. Showing matches by meaning only. {broken.hint}"
         else:
             vector_rows = await vector_search
-        text_vectors = []
-        for row in text_rows:
-            if "vector" in row:  # every candidate gets a cosine (but a first sync's not yet embedded)
-                text_vectors.append(np.asarray(row.pop("vector"), dtype=np.float32))
-                row["similarity"] = float(np.dot(vector, text_vectors[-1]))
-        candidates = [np.asarray(row.pop("vector"), dtype=np.float32) for row in vector_rows if "vector" in row]
-        candidates.extend(text_vectors)
+        embedded_rows = [row for row in text_rows if "vector" in row]  # (a first sync's not yet embedded have none)
+        text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in embedded_rows]
+        for row, row_vector in zip(embedded_rows, text_vectors, strict=True):
+            row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
+        # A model that reads only English says nothing of passages in Chinese or Japanese: their cosines
+        # are no evidence that an English question is answered (they lowered the decline rate).
+        unreadable = index.keyword_terms == CJK and reads_only_english(index.model) is True
+
+        def readable(row: dict[str, Any]) -> bool:
+            return not (unreadable and written_in_cjk([str(row.get("text") or "")]))
+
+        candidates = [
+            np.asarray(r.pop("vector"), dtype=np.float32) for r in vector_rows if "vector" in r and readable(r)
+        ]
+        candidates.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        # A question in Chinese or Japanese over a model that reads only English: its cosines say
+        # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
+        units = cjk_content(query) if index.keyword_terms == CJK else set()
+        blind = bool(units) and reads_only_english(index.model) is True
         if config.mode == "hybrid" and config.fusion == "convex":
-            ranked = fuse_convex(vector_rows, text_rows, query=query)
+            ranked = fuse_convex(vector_rows, text_rows, query=query, alpha=0.0 if blind else CONVEX_ALPHA)
         else:
             ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [], query=query)
         cache = await self._index_cache(index)
@@ -609,6 +644,12 @@ class Searcher:
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
         declined = not exact and (best is None or evidence is None or evidence < threshold)
+        if units and best is not None:
+            # A question in Chinese or Japanese: a keyword passage holding most of what it asks about
+            # is evidence, and the only evidence when the model reads only English.
+            held = max((coverage(units, passage_text(r.row)) for r in ranked if r.keyword is not None), default=0.0)
+            covered = held >= CJK_COVERAGE_EVIDENCE
+            declined = not covered if blind else declined and not covered
         hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
         declined = declined or not hits
         partial = self._first_sync_notice(index)
