@@ -46,6 +46,13 @@ DEFAULT_HOST = "http://127.0.0.1:11500"
 FAST_MODEL = "hash-embed"
 REAL_MODEL = "all-minilm"
 LOCAL_HASH = "hash-local"  # hash-embed's vectors made in-process (LocalHashEmbedder)
+DIMENSIONS = (384, 1024)  # the stand-in's hash-embed, and hash-embed-1024: the default model's dimension
+
+
+def hash_model(dimension: int = 384) -> str:
+    """The stand-in's name for its hashing model at this dimension."""
+    return FAST_MODEL if dimension == 384 else f"{FAST_MODEL}-{dimension}"
+
 
 # -- small helpers ---------------------------------------------------------------------------------
 
@@ -289,7 +296,7 @@ class LocalHashEmbedder(InstantEmbedder):
 
     def __init__(self, dimension: int = 384) -> None:
         super().__init__(dimension)
-        self.model = FAST_MODEL
+        self.model = hash_model(dimension)
         self._slots: dict[str, tuple[int, float]] = {}
 
     def _slot(self, feature: str) -> tuple[int, float]:
@@ -449,6 +456,7 @@ async def _index_once(
     concurrency: int | None,
     timeline: MemoryTimeline | None = None,
     provider: str = "ollama",
+    dimension: int = 384,
 ) -> dict[str, Any]:
     from vask_server.adapters.ollama import Embedder
     from vask_server.adapters.store import Store
@@ -470,9 +478,9 @@ async def _index_once(
     gateway = _gateway(provider, host)
     embedder: Any
     if model == "instant":
-        embedder = InstantEmbedder()
+        embedder = InstantEmbedder(dimension)
     elif model == LOCAL_HASH:
-        embedder = LocalHashEmbedder()
+        embedder = LocalHashEmbedder(dimension)
     else:
         embedder = Embedder(
             gateway, model, batch_size=settings.embed_batch_size, concurrency=settings.embed_concurrency
@@ -606,7 +614,14 @@ def run_index(args: argparse.Namespace) -> dict[str, Any]:
     with timeline or contextlib.nullcontext():
         record = asyncio.run(
             _index_once(
-                args.vault, index_dir, args.ollama_host, args.model, args.batch_size, args.concurrency, timeline
+                args.vault,
+                index_dir,
+                args.ollama_host,
+                args.model,
+                args.batch_size,
+                args.concurrency,
+                timeline,
+                dimension=args.dimension,
             )
         )
     if timeline is not None:
@@ -1402,47 +1417,62 @@ SIZE_VAULTS = {10_000: (1, 850.0), 40_000: (7, 850.0), 100_000: (7, 350.0)}
 
 
 def run_sizes(args: argparse.Namespace) -> dict[str, Any]:
-    """Every size of `--sizes`: a vault, a full index in a fresh process (peak RSS by phase, with
-    hash-embed's vectors made in-process), restarts with nothing changed, /v1/search latency and
-    recall of the ANN list; then the figures side by side."""
+    """Every size of `--sizes` at each of `--dimensions`: a vault (with `--topics`, one whose notes
+    cluster), a full index in a fresh process (peak RSS by phase, with hash-embed's vectors made
+    in-process), restarts with nothing changed, /v1/search latency and recall of the ANN list, and with
+    `--serve-sync` `vask serve`'s own first sync of the vault (its peak and idle RSS; needs a fast model
+    server at --ollama-host: scripts.hash_ollama); then the figures side by side."""
     from scripts.synth_vault import MEDIAN_WORDS, generate
 
     work: Path = args.work
-    record: dict[str, Any] = {"machine": machine(), "sizes": {}}
+    record: dict[str, Any] = {"machine": machine(), "topics": args.topics, "sizes": {}}
     for notes in args.sizes:
         seed, median = SIZE_VAULTS.get(notes, (args.seed, MEDIAN_WORDS))
-        vault = work / f"vault-{notes}-s{seed}-m{int(median)}"
-        index_dir = work / f"index-size-{notes}"
-        check_bench_dir(index_dir)
+        topics = f"-t{args.topics}" if args.topics else ""
+        vault = work / f"vault-{notes}-s{seed}-m{int(median)}{topics}"
         if not (vault / ".obsidian").is_dir() or args.fresh_vaults:
             print(f"generating {vault} ...")
-            generate(vault, notes, seed=seed, median_words=median)
-        one: dict[str, Any] = {"vault": str(vault), "seed": seed, "median_words": median}
-        extra = ["--timeline"]
-        # The process's own memory and speed: with the zero-cost embedder (hash-local's feature
-        # cache, ~170 MiB at 100,000 notes, would be counted as vask's), into a folder dropped after.
-        instant_dir = work / f"index-size-{notes}-instant"
-        check_bench_dir(instant_dir)
-        one["index_instant"] = run_index_subprocess(vault, instant_dir, args.ollama_host, "instant", extra)
-        shutil.rmtree(instant_dir)
-        # The index searched below: hash-embed's vectors, made in-process.
-        one["index"] = run_index_subprocess(vault, index_dir, args.ollama_host, LOCAL_HASH, extra)
-
-        def ns(**kw: Any) -> argparse.Namespace:
-            base = {"ollama_host": args.ollama_host, "json": None, "seed": args.seed, "work": work}
-            return argparse.Namespace(**{**base, **kw})
-
-        one["restart"] = run_restart(
-            ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, runs=args.restarts, searches=50)
-        )
-        one["query"] = run_query(
-            ns(vault=vault, index_dir=index_dir, model=FAST_MODEL, queries=args.queries, mode="hybrid")
-        )
-        record["sizes"][str(notes)] = one
-        write_json(args.json, record)  # after each size: a long run keeps what it measured
+            generate(vault, notes, seed=seed, median_words=median, topics=args.topics)
+        for dimension in args.dimensions:
+            one = _one_size(args, vault, notes, dimension, seed, median)
+            key = str(notes) if args.dimensions == [384] else f"{notes}x{dimension}"
+            record["sizes"][key] = one
+            write_json(args.json, record)  # after each size: a long run keeps what it measured
     print_sizes(record)
     write_json(args.json, record)
     return record
+
+
+def _one_size(
+    args: argparse.Namespace, vault: Path, notes: int, dimension: int, seed: int, median: float
+) -> dict[str, Any]:
+    work: Path = args.work
+    model = hash_model(dimension)
+    suffix = "" if dimension == 384 else f"-d{dimension}"
+    index_dir = work / f"index-size-{notes}{suffix}"
+    check_bench_dir(index_dir)
+    one: dict[str, Any] = {"vault": str(vault), "seed": seed, "median_words": median, "dimension": dimension}
+    extra = ["--timeline", "--dimension", str(dimension)]
+    # The process's own memory and speed: with the zero-cost embedder (hash-local's feature
+    # cache, ~170 MiB at 100,000 notes, would be counted as vask's), into a folder dropped after.
+    instant_dir = work / f"index-size-{notes}{suffix}-instant"
+    check_bench_dir(instant_dir)
+    one["index_instant"] = run_index_subprocess(vault, instant_dir, args.ollama_host, "instant", extra)
+    shutil.rmtree(instant_dir)
+    # The index searched below: hash-embed's vectors, made in-process.
+    one["index"] = run_index_subprocess(vault, index_dir, args.ollama_host, LOCAL_HASH, extra)
+
+    def ns(**kw: Any) -> argparse.Namespace:
+        base = {"ollama_host": args.ollama_host, "json": None, "seed": args.seed, "work": work}
+        return argparse.Namespace(**{**base, **kw})
+
+    one["restart"] = run_restart(ns(vault=vault, index_dir=index_dir, model=model, runs=args.restarts, searches=50))
+    one["query"] = run_query(ns(vault=vault, index_dir=index_dir, model=model, queries=args.queries, mode="hybrid"))
+    if args.serve_sync:
+        serve_dir = work / f"index-serve-{notes}{suffix}"
+        one["serve"] = run_memory(ns(vault=vault, index_dir=serve_dir, model=model))
+        shutil.rmtree(serve_dir)
+    return one
 
 
 def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -1470,6 +1500,8 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("… ANN build, in the sync or after it (s)", each(lambda o: f"{ann_build_s(o['index']):.1f}")),
         ("… peak RSS, its embedder's cache in it (MiB)", each(lambda o: f"{o['index']['peak_rss_bytes'] / mib:.0f}")),
         ("index on disk (MiB)", each(lambda o: f"{o['index']['index_bytes'] / mib:,.0f}")),
+        # (the index's overhead: its bytes against those of the vectors it holds, as 16-bit floats)
+        ("… ÷ the 16-bit vectors' own size", each(lambda o: f"{o['index']['index_bytes'] / _vector_bytes(o):.2f}")),
         ("restart: ready (s, median)", each(lambda o: f"{o['restart']['ready_median_s']:.2f}")),
         ("restart: embeddings", each(lambda o: o["restart"]["embeddings_max"])),
         ("restart: first search (ms)", each(lambda o: f"{o['restart']['first_search_median_s'] * 1000:.0f}")),
@@ -1480,17 +1512,31 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("first search after a sync (ms)", each(lambda o: f"{o['query']['first_search_after_sync_ms']:.0f}")),
         ("recall@50, mean", each(lambda o: f"{o['query']['vector_recall_at_50']['mean']:.3f}")),
         ("recall@50, worst query", each(lambda o: f"{o['query']['vector_recall_at_50']['min']:.2f}")),
+        ("serve's first sync (s)", each(lambda o: f"{o['serve']['first_sync_s']:.0f}")),
+        ("… peak RSS, sync + ANN index (MiB)", each(lambda o: f"{o['serve']['peak_rss_indexing_bytes'] / mib:.0f}")),
+        ("… idle RSS afterwards (MiB)", each(lambda o: f"{o['serve']['idle_rss_bytes'] / mib:.0f}")),
     ]
 
 
 def sizes_table(record: dict[str, Any]) -> str:
     """The sizes side by side as a Markdown table: what docs/BENCHMARKS.md shows of docs/bench/sizes.json."""
-    header = ["figure", *(f"{int(n):,} notes" for n in record["sizes"])]
+    header = ["figure", *(_size_label(key) for key in record["sizes"])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     # (a figure no size has, from a record older than the figure, is left out)
     rows = [(name, values) for name, values in size_rows(record) if set(values) != {"—"}]
     lines += [f"| {name} | " + " | ".join(values) + " |" for name, values in rows]
     return "\n".join(lines)
+
+
+def _vector_bytes(one: dict[str, Any]) -> int:
+    """The stored vectors' own bytes: 16-bit floats, one vector a chunk."""
+    return int(one["index"]["chunks_stored"]) * int(one.get("dimension", 384)) * 2
+
+
+def _size_label(key: str) -> str:
+    """ "10,000 notes", or "10,000 notes, 1,024-d" for a run at several dimensions."""
+    notes, _, dimension = key.partition("x")
+    return f"{int(notes):,} notes" + (f", {int(dimension):,}-d" if dimension else "")
 
 
 def print_sizes(record: dict[str, Any]) -> None:
@@ -1583,6 +1629,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", type=Path, default=None, help="write the record here")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--work", type=Path, default=Path("/tmp/vask-bench"))
+        p.add_argument(
+            "--dimension",
+            type=int,
+            choices=DIMENSIONS,
+            default=384,
+            help="the hashing models' dimension (hash-embed: 384; hash-embed-1024, the default model's)",
+        )
 
     p = sub.add_parser("all", help="every step on synthetic vaults; prints the figures table")
     p.add_argument("--quick", action="store_true", help="small vaults: ~3 minutes on 2 cores")
@@ -1595,6 +1648,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--restarts", type=int, default=3)
     p.add_argument("--fresh-vaults", action="store_true", help="generate the vaults even if they exist")
+    p.add_argument(
+        "--dimensions",
+        default=[384],
+        type=lambda v: [int(x) for x in v.split(",")],
+        help="hash-embed's dimensions to run at, e.g. 384,1024 (figures side by side)",
+    )
+    p.add_argument("--topics", type=int, default=None, help="vaults whose notes cluster in this many topics")
+    p.add_argument("--serve-sync", action="store_true", help="also vask serve's first sync (a fast model server)")
     common(p)
 
     p = sub.add_parser("index", help="full index of --vault into a fresh --index-dir, time split by stage")

@@ -1,4 +1,4 @@
-"""A fast HTTP stand-in for the Ollama stand-in's `hash-embed` model, for the large-vault benchmarks.
+"""A fast HTTP stand-in for the Ollama stand-in's `hash-embed` and `hash-embed-1024`, for the large-vault benchmarks.
 
 `../shared/ollama-shim` makes hash-embed's vectors in pure Python: a first sync of 100,000 notes
 through it takes over an hour here. This server speaks the part of Ollama's API vask uses for
@@ -21,9 +21,7 @@ import asyncio
 
 from aiohttp import web
 
-from scripts.bench import FAST_MODEL, LocalHashEmbedder
-
-DIMENSION = 384
+from scripts.bench import DIMENSIONS, LocalHashEmbedder, hash_model
 
 
 def _model(body: dict[str, object]) -> str:
@@ -31,7 +29,8 @@ def _model(body: dict[str, object]) -> str:
 
 
 def make_app(rate: float | None = None) -> web.Application:
-    embedder = LocalHashEmbedder(DIMENSION)
+    # hash-embed (384) and hash-embed-1024, as the stand-in serves them: the same vectors
+    embedders = {hash_model(d): LocalHashEmbedder(d) for d in DIMENSIONS}
     busy = asyncio.Lock()  # (one request at a time, as one Ollama model)
     counts = {"embed_calls": 0, "embed_inputs": 0}
 
@@ -45,21 +44,22 @@ def make_app(rate: float | None = None) -> web.Application:
         return web.json_response({"version": "0.12.0-hash"})
 
     async def tags(_: web.Request) -> web.Response:
-        name = f"{FAST_MODEL}:latest"
-        return web.json_response({"models": [{"name": name, "model": name, "size": 1, "digest": "0"}]})
+        names = [f"{model}:latest" for model in embedders]
+        return web.json_response({"models": [{"name": n, "model": n, "size": 1, "digest": "0"} for n in names]})
 
     async def show(request: web.Request) -> web.Response:
         model = _model(await request.json())
-        if model != FAST_MODEL:
+        if model not in embedders:
             return missing(model)
-        info = {"general.architecture": "bert", "bert.embedding_length": DIMENSION}
+        info = {"general.architecture": "bert", "bert.embedding_length": int(await embedders[model].dimension())}
         return web.json_response({"modelfile": "", "model_info": info, "capabilities": ["embedding"]})
 
     async def embed(request: web.Request) -> web.Response:
         body = await request.json()
         model = _model(body)
-        if model != FAST_MODEL:
+        if model not in embedders:
             return missing(model)
+        embedder = embedders[model]
         inputs = body.get("input", "")
         texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs]
         counts["embed_calls"] += 1
@@ -102,7 +102,7 @@ async def _serve(port: int, rate: float | None = None) -> None:
     runner = web.AppRunner(make_app(rate), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    print(f"hash-embed on http://127.0.0.1:{port}", flush=True)
+    print(f"hash-embed, hash-embed-1024 on http://127.0.0.1:{port}", flush=True)
     await asyncio.Event().wait()
 
 

@@ -7,6 +7,12 @@ levels deep, wikilinks (plain, aliased, to a heading, embeds) to other notes of 
 English vocabulary with a per-note topic, so that queries have something to find.
 
     uv run python scripts/synth_vault.py --notes 10000 --seed 1 --out /tmp/vask-bench/vault-10k
+
+`--topics K` writes a vault whose notes cluster, as real notes do (and as the embeddings of real
+notes do): each note belongs to one of K topics (a few large, many small), and notes of a topic share
+most of their content words (its 40-word vocabulary, half of it words no other topic uses), so their
+vectors sit close together and the ANN index's partitions mean something. Without it (the default,
+unchanged bytes) every note draws its topic words at random, and the vectors do not cluster.
 """
 
 from __future__ import annotations
@@ -96,14 +102,34 @@ def _title(rng: random.Random, used: set[str]) -> str:
             return title
 
 
-def _sentence(rng: random.Random, topic: list[str]) -> str:
+_SYLLABLES = "ka lo mi ne ru ta vo zi pe su ba do fi gu ha je ko lu ma no pi ra se ti vu wa xe yo zu".split()
+
+
+def _topics(rng: random.Random, count: int) -> list[list[str]]:
+    """`count` topic vocabularies: 20 shared words and 20 made-up words of the topic's own."""
+    used: set[str] = set()
+    topics = []
+    for _ in range(count):
+        own = []
+        while len(own) < 20:
+            word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+            if word not in used:
+                used.add(word)
+                own.append(word)
+        topics.append(rng.sample(_WORDS, 20) + own)
+    return topics
+
+
+def _sentence(rng: random.Random, topic: list[str], topic_share: float | None = None) -> str:
     length = rng.randint(6, 22)
     words = []
+    # (a vault with topics: most content words are the topic's; the default mix is kept byte for byte)
+    common, topical = (0.45, 0.75) if topic_share is None else (0.3, 0.3 + topic_share)
     for _ in range(length):
         r = rng.random()
-        if r < 0.45:
+        if r < common:
             words.append(rng.choice(_COMMON))
-        elif r < 0.75:
+        elif r < topical:
             words.append(rng.choice(topic))
         elif r < 0.9:
             words.append(rng.choice(_WORDS))
@@ -116,9 +142,12 @@ def _sentence(rng: random.Random, topic: list[str]) -> str:
 class _Writer:
     """Builds one note body word by word, counting prose words toward the note's size."""
 
-    def __init__(self, rng: random.Random, topic: list[str], titles: list[str], tags: list[str]) -> None:
+    def __init__(
+        self, rng: random.Random, topic: list[str], titles: list[str], tags: list[str], share: float | None = None
+    ) -> None:
         self.rng = rng
         self.topic = topic
+        self.share = share
         self.titles = titles
         self.tags = tags
         self.lines: list[str] = []
@@ -143,7 +172,7 @@ class _Writer:
 
     def paragraph(self) -> None:
         rng = self.rng
-        sentences = [_sentence(rng, self.topic) for _ in range(rng.randint(2, 6))]
+        sentences = [_sentence(rng, self.topic, self.share) for _ in range(rng.randint(2, 6))]
         text = " ".join(sentences)
         words = text.split(" ")
         if rng.random() < 0.5:
@@ -156,7 +185,7 @@ class _Writer:
         rng = self.rng
         task = rng.random() < 0.4
         for _ in range(rng.randint(3, 8)):
-            text = _sentence(rng, self.topic)
+            text = _sentence(rng, self.topic, self.share)
             if rng.random() < 0.25:
                 text += " " + self.link()
             prefix = f"- [{rng.choice(' x')}] " if task else "- "
@@ -191,7 +220,7 @@ class _Writer:
     def callout(self) -> None:
         rng = self.rng
         kind = rng.choice(["note", "tip", "warning", "quote", "todo"])
-        text = _sentence(self.rng, self.topic) + " " + _sentence(self.rng, self.topic)
+        text = _sentence(self.rng, self.topic, self.share) + " " + _sentence(self.rng, self.topic, self.share)
         self.add(f"> [!{kind}] {rng.choice(_WORDS).capitalize()} {rng.choice(_WORDS)}", f"> {text}", "")
 
     def heading(self, level: int) -> None:
@@ -210,12 +239,13 @@ def _note(
     tag_pool: list[str],
     daily: bool,
     median_words: float = MEDIAN_WORDS,
+    vocabulary: list[str] | None = None,
 ) -> str:
-    topic = rng.sample(_WORDS, 12)
+    topic = rng.sample(_WORDS, 12) if vocabulary is None else vocabulary
     # Body words, frontmatter and the closing "Related" list aside; the last paragraph may run over.
     target = int(min(MAX_WORDS - 200, max(MIN_WORDS, rng.lognormvariate(math.log(median_words), SIGMA))))
     tags = rng.sample(tag_pool, rng.randint(0, 4))
-    writer = _Writer(rng, topic, titles, tag_pool)
+    writer = _Writer(rng, topic, titles, tag_pool, None if vocabulary is None else _TOPIC_SHARE)
     front: list[str] = []
     if rng.random() < 0.85:
         front.append("---")
@@ -261,9 +291,15 @@ def _note(
     return ("\n".join(front) + "\n" if front else "") + body
 
 
-def generate(out: Path, notes: int, seed: int = 1, median_words: float = MEDIAN_WORDS) -> dict[str, int]:
-    """Writes the vault (replacing `out`); returns counts. Deterministic for (notes, seed, median_words).
-    A smaller `median_words` makes many short notes (the 100,000-note benchmark vault: 350)."""
+_TOPIC_SHARE = 0.6  # of a note's words, in a vault with topics: its topic's
+
+
+def generate(
+    out: Path, notes: int, seed: int = 1, median_words: float = MEDIAN_WORDS, topics: int | None = None
+) -> dict[str, int]:
+    """Writes the vault (replacing `out`); returns counts. Deterministic for (notes, seed, median_words,
+    topics). A smaller `median_words` makes many short notes (the 100,000-note benchmark vault: 350);
+    `topics`: notes in that many topics, which cluster (see the module's docstring)."""
     rng = random.Random(f"vask-synth-{seed}-{notes}")
     if out.exists():
         shutil.rmtree(out)
@@ -278,11 +314,16 @@ def generate(out: Path, notes: int, seed: int = 1, median_words: float = MEDIAN_
     start = 738_000  # a proleptic ordinal: daily notes from 2021 on
     for day in range(daily_count):
         paths.append(("Daily", date.fromordinal(start + day).isoformat(), True))
+    # (topics from an rng of their own: the default vault's draws stay as they were)
+    topic_rng = random.Random(f"vask-topics-{seed}-{notes}-{topics}")
+    vocabularies = _topics(topic_rng, topics) if topics else []
+    weights = [1.0 / (rank + 1) ** 0.8 for rank in range(len(vocabularies))]  # a few large topics, many small
     words: list[int] = []
     for folder, title, daily in paths:
         directory = out / folder
         directory.mkdir(parents=True, exist_ok=True)
-        text = _note(rng, title, titles, tag_pool, daily, median_words)
+        vocabulary = topic_rng.choices(vocabularies, weights)[0] if vocabularies else None
+        text = _note(rng, title, titles, tag_pool, daily, median_words, vocabulary)
         words.append(len(text.split()))
         (directory / f"{title}.md").write_text(text, encoding="utf-8")
     (out / ".obsidian").mkdir()
@@ -303,9 +344,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--median-words", type=float, default=MEDIAN_WORDS, help="median body words a note")
     parser.add_argument("--out", type=Path, required=True, help="folder to create (replaced if it exists)")
+    parser.add_argument("--topics", type=int, default=None, help="notes in this many topics, which cluster")
     args = parser.parse_args()
     started = time.perf_counter()
-    counts = generate(args.out, args.notes, args.seed, args.median_words)
+    counts = generate(args.out, args.notes, args.seed, args.median_words, args.topics)
     print(
         f"wrote {counts['notes']} notes, {counts['words']} words (per note: min {counts['min_words']}, median "
         f"{counts['median_words']}, max {counts['max_words']}), {counts['bytes'] / 1e6:.1f} MB to {args.out} "

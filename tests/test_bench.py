@@ -131,12 +131,45 @@ async def test_the_hash_embed_server_gives_the_vectors_the_in_process_embedder_m
     texts = ["Fear of shipping: a note about [[Projects]].", "Ünïcode wörds and 2025-05-01"]
     async with TestClient(TestServer(make_app())) as client:
         tags = await (await client.get("/api/tags")).json()
-        assert [m["name"] for m in tags["models"]] == ["hash-embed:latest"]
+        assert [m["name"] for m in tags["models"]] == ["hash-embed:latest", "hash-embed-1024:latest"]
         shown = await (await client.post("/api/show", json={"model": "hash-embed"})).json()
         assert shown["model_info"]["bert.embedding_length"] == 384
+        shown = await (await client.post("/api/show", json={"model": "hash-embed-1024"})).json()
+        assert shown["model_info"]["bert.embedding_length"] == 1024
+        wide = await client.post("/api/embed", json={"model": "hash-embed-1024", "input": texts})
+        wide_vectors = np.array((await wide.json())["embeddings"], dtype=np.float32)
+        assert np.allclose(wide_vectors, await bench.LocalHashEmbedder(1024).embed(texts), atol=1e-7)
         answer = await client.post("/api/embed", json={"model": "hash-embed:latest", "input": texts})
         vectors = np.array((await answer.json())["embeddings"], dtype=np.float32)
         assert np.allclose(vectors, await bench.LocalHashEmbedder().embed(texts), atol=1e-7)
-        assert (await (await client.get("/shim/stats")).json())["embed_inputs"] == 2
+        assert (await (await client.get("/shim/stats")).json())["embed_inputs"] == 4
         missing = await client.post("/api/embed", json={"model": "all-minilm", "input": "x"})
         assert missing.status == 404 and "not found" in (await missing.json())["error"]
+
+
+def test_a_vault_with_topics_clusters_and_the_default_vault_is_unchanged(tmp_path):
+    """Notes of one topic share most of their content words: with hash-embed-1024's vectors, each note's
+    nearest other note is far closer than in the default vault, where topic words are drawn per note
+    (whose bytes the topics option leaves alone)."""
+    from scripts.synth_vault import generate
+
+    generate(tmp_path / "plain", 300, seed=3)
+    generate(tmp_path / "again", 300, seed=3, topics=None)
+    generate(tmp_path / "topics", 300, seed=3, topics=20)
+    texts = {
+        name: [p.read_text("utf-8") for p in sorted((tmp_path / name).rglob("*.md"))]
+        for name in ("plain", "again", "topics")
+    }
+    assert texts["plain"] == texts["again"]
+    embedder = bench.LocalHashEmbedder(1024)
+    assert embedder.model == "hash-embed-1024" and bench.hash_model(384) == "hash-embed"
+
+    def nearest(name: str) -> float:
+        import numpy as np
+
+        m = np.stack([embedder.vector(t[:1500]) for t in texts[name]])
+        cosines = m @ m.T
+        np.fill_diagonal(cosines, -1.0)
+        return float(cosines.max(axis=1).mean())
+
+    assert nearest("topics") > nearest("plain") + 0.1
