@@ -10,17 +10,9 @@ import { PathBatcher, debounce } from './lib/debounce';
 import { describeError, type ErrorContext } from './lib/errors';
 import { HistoryStore } from './lib/historyStore';
 import { isIndexedPath, isMarkdownPath } from './lib/paths';
-import {
-	DEFAULT_SETTINGS,
-	normalizeDevice,
-	normalizeSettings,
-	splitPatch,
-	storedSettings,
-	updatedSettings,
-	withDevice,
-	type DeviceSettings,
-	type VaskSettings,
-} from './lib/settings';
+import { secretStoreOf, type TokenHome } from './lib/secrets';
+import { DEFAULT_SETTINGS, type DeviceSettings, type VaskSettings } from './lib/settings';
+import { SettingsStore } from './lib/settingsStore';
 import { StatusStream } from './lib/statusStream';
 import type { Pairing } from './lib/supervisor';
 import { AutoTransport, bufferedTransport, fetchTransport, type Transport } from './lib/transport';
@@ -41,7 +33,7 @@ import { StatusModal } from './view/StatusModal';
 /** The kept chats' file, in the plugin's folder: see "Chat history" in the plugin's README. */
 const HISTORY_FILE = 'chat-history.jsonl';
 
-/** This device's own settings (server URL, token), in Obsidian's vault-scoped localStorage. */
+/** This device's own settings (server URL, the local server's switches; the token where there is no keychain), in Obsidian's vault-scoped localStorage. */
 const DEVICE_STORAGE_KEY = 'vask-device';
 
 interface LocalStorageApp {
@@ -51,9 +43,8 @@ interface LocalStorageApp {
 
 export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost {
 	override settings: VaskSettings = { ...DEFAULT_SETTINGS };
-	/** What data.json holds (synced between devices), and what only this device holds. */
-	private synced: VaskSettings = { ...DEFAULT_SETTINGS };
-	private device: DeviceSettings = {};
+	/** data.json (synced between devices), this device's storage, and Obsidian's keychain for the token. */
+	private store: SettingsStore | null = null;
 	/** The vault folder the server reads (/v1/health), once known: decides whether saves are sent. */
 	private serverVault: string | null = null;
 	client!: VaskClient;
@@ -109,7 +100,11 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.registerDomEvent(statusEl, 'click', () => this.openStatusModal());
 
 		this.statusStream = new StatusStream({
-			connect: (h) => this.client.events(h),
+			connect: (h) => {
+				// A token changed in Obsidian's keychain settings is used from the next try on.
+				this.refreshSecret(false);
+				return this.client.events(h);
+			},
 			onOpen: () => {
 				this.setConnection({ state: 'live', status: this.lastStatus });
 				void this.learnServerVault();
@@ -175,16 +170,31 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		return this.app;
 	}
 
-	/** Device storage exists from Obsidian 1.8.7; before that the URL and token stay in data.json. */
-	private get hasDeviceStorage(): boolean {
+	/**
+	 * The settings' homes on this app: device storage from Obsidian 1.8.7 (before that the URL stays in
+	 * data.json), the keychain from 1.11.4 (before that the token stays in device storage or data.json).
+	 */
+	private settingsStore(): SettingsStore {
+		if (this.store) return this.store;
 		const a = this.localStorageApp;
-		return typeof a.loadLocalStorage === 'function' && typeof a.saveLocalStorage === 'function';
+		const load = a.loadLocalStorage?.bind(this.app);
+		const save = a.saveLocalStorage?.bind(this.app);
+		this.store = new SettingsStore({
+			loadData: () => this.loadData(),
+			saveData: (data) => this.saveData(data),
+			device: load && save ? { load: () => load(DEVICE_STORAGE_KEY), save: (data: DeviceSettings) => save(DEVICE_STORAGE_KEY, data) } : null,
+			secrets: secretStoreOf(this.app),
+		});
+		return this.store;
+	}
+
+	/** Where the token is kept on this device: the keychain, device storage or data.json. */
+	get tokenHome(): TokenHome {
+		return this.settingsStore().tokenHome;
 	}
 
 	async loadSettings(): Promise<void> {
-		this.synced = normalizeSettings(await this.loadData());
-		this.device = this.hasDeviceStorage ? normalizeDevice(this.localStorageApp.loadLocalStorage!(DEVICE_STORAGE_KEY)) : {};
-		this.settings = withDevice(this.synced, this.device);
+		this.settings = await this.settingsStore().load();
 	}
 
 	/** data.json changed on disk (e.g. synced from another device). */
@@ -197,22 +207,22 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 
 	async updateSettings(patch: Partial<VaskSettings>): Promise<void> {
 		const before = this.settings;
-		if (this.hasDeviceStorage) {
-			const { device, synced } = splitPatch(patch);
-			this.device = normalizeDevice({ ...this.device, ...device });
-			this.localStorageApp.saveLocalStorage!(DEVICE_STORAGE_KEY, this.device);
-			this.synced = updatedSettings(this.synced, synced);
-		} else {
-			this.synced = updatedSettings(this.synced, patch);
-		}
-		await this.saveData(storedSettings(this.synced));
-		this.settings = withDevice(this.synced, this.device);
+		this.settings = await this.settingsStore().update(patch);
 		this.client = this.makeClient();
 		if (before.serverUrl !== this.settings.serverUrl || before.token !== this.settings.token) {
 			this.setConnection({ state: 'connecting' });
 			this.restartStreamSoon();
 		}
 		if (before.manageServer !== this.settings.manageServer || before.vaskPath !== this.settings.vaskPath) void this.local.apply();
+	}
+
+	/** The keychain's token was changed outside the plugin (in Obsidian's settings): use the new one. */
+	refreshSecret(reconnect = true): void {
+		const store = this.settingsStore();
+		if (!store.refreshSecret()) return;
+		this.settings = store.settings;
+		this.client = this.makeClient();
+		if (reconnect) this.restartStreamSoon();
 	}
 
 	/** The server this plugin started paired (or went away): requests go there, or back to the settings' server. */
@@ -224,7 +234,14 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.restartStreamSoon();
 	}
 
-	/** The server requests go to: the one this plugin started, once paired; else the settings' URL and token. */
+	/**
+	 * The server requests go to: the one this plugin started, once paired; else the settings' URL and token.
+	 * The paired token is kept in memory only, neither in the keychain nor in the settings: the server
+	 * writes it to its 0600 pair file on every start and the plugin reads it there each time, so a
+	 * stored copy would add a second place for the credential and go stale when the token is revoked
+	 * or made anew (`vask token`), and the person never sees or types it. The settings' token is the
+	 * one for a server the plugin did not start (another machine, or one started by hand).
+	 */
 	serverAddress(): { serverUrl: string; token: string } {
 		const p = this.local?.pairing;
 		return p ? { serverUrl: p.url, token: p.token } : { serverUrl: this.settings.serverUrl, token: this.settings.token };

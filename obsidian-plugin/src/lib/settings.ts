@@ -1,9 +1,13 @@
 /** Plugin settings: defaults, validation of stored data, and what they mean for requests. */
+import { TOKEN_SECRET, isSecretId } from './secrets';
 import type { AskRequest, Filters } from './types';
 
 export interface VaskSettings {
 	serverUrl: string;
+	/** The token in effect. Kept in Obsidian's keychain where the app has one (see secrets.ts), never in data.json there. */
 	token: string;
+	/** The keychain secret that holds the token (Obsidian 1.11.4+); '': none chosen. */
+	tokenSecret: string;
 	/** null: not set here, so the server's default applies (VASK_TOP_K). */
 	topK: number | null;
 	/** null: not set here, so the server's default applies (VASK_MIN_SIMILARITY). */
@@ -25,6 +29,7 @@ export interface VaskSettings {
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	serverUrl: 'http://127.0.0.1:8765',
 	token: '',
+	tokenSecret: TOKEN_SECRET,
 	topK: null,
 	minSimilarity: null,
 	chatModel: '',
@@ -64,6 +69,13 @@ function str(v: unknown, fallback: string): string {
 	return typeof v === 'string' ? v : fallback;
 }
 
+/** A keychain secret's name as stored: a valid ID, or '' (none chosen); undefined for anything else. */
+function secretName(v: unknown): string | undefined {
+	if (typeof v !== 'string') return undefined;
+	const id = v.trim();
+	return id === '' || isSecretId(id) ? id : undefined;
+}
+
 /** Merges stored data (anything, possibly from an older version) over the defaults. */
 export function normalizeSettings(raw: unknown): VaskSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
@@ -78,6 +90,7 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 	return {
 		serverUrl: url === '' ? DEFAULT_SETTINGS.serverUrl : url,
 		token: str(r.token, '').trim(),
+		tokenSecret: secretName(r.tokenSecret) ?? TOKEN_SECRET,
 		topK,
 		minSimilarity,
 		chatModel: str(r.chatModel, '').trim(),
@@ -128,18 +141,22 @@ export function askParams(settings: VaskSettings): Pick<AskRequest, 'top_k' | 'm
 export interface DeviceSettings {
 	serverUrl?: string;
 	token?: string;
+	/** The keychain secret that holds the token (where the app has a keychain; the token is not here then). */
+	tokenSecret?: string;
 	/** Whether this computer starts its own server, and which executable (a path differs per machine). */
 	manageServer?: boolean;
 	vaskPath?: string;
 }
 
-export const DEVICE_KEYS = ['serverUrl', 'token', 'manageServer', 'vaskPath'] as const;
+export const DEVICE_KEYS = ['serverUrl', 'token', 'tokenSecret', 'manageServer', 'vaskPath'] as const;
 
 export function normalizeDevice(raw: unknown): DeviceSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
 	const out: DeviceSettings = {};
 	if (typeof r.serverUrl === 'string' && r.serverUrl.trim()) out.serverUrl = r.serverUrl.trim();
 	if (typeof r.token === 'string' && r.token.trim()) out.token = r.token.trim();
+	const secret = secretName(r.tokenSecret);
+	if (secret !== undefined) out.tokenSecret = secret;
 	if (typeof r.manageServer === 'boolean') out.manageServer = r.manageServer;
 	if (typeof r.vaskPath === 'string' && r.vaskPath.trim()) out.vaskPath = r.vaskPath.trim();
 	return out;
@@ -150,15 +167,22 @@ export function withDevice(synced: VaskSettings, device: DeviceSettings): VaskSe
 	return { ...synced, ...normalizeDevice(device) };
 }
 
-/** Splits a change into what goes to this device's storage and what to data.json. */
-export function splitPatch(patch: Partial<VaskSettings>): { device: DeviceSettings; synced: Partial<VaskSettings> } {
+/**
+ * Splits a change into what goes to the keychain (the token, where the app has one: `keychain`), to
+ * this device's storage, and to data.json.
+ */
+export function splitPatch(
+	patch: Partial<VaskSettings>,
+	keychain = false,
+): { secret?: string; device: DeviceSettings; synced: Partial<VaskSettings> } {
 	const device: Record<string, unknown> = {};
 	const synced: Partial<VaskSettings> = { ...patch };
+	let secret: string | undefined;
 	for (const key of DEVICE_KEYS) {
-		if (key in patch) {
-			device[key] = patch[key] ?? '';
-			delete synced[key];
-		}
+		if (!(key in patch)) continue;
+		delete synced[key];
+		if (key === 'token' && keychain) secret = (patch.token ?? '').trim();
+		else device[key] = patch[key] ?? '';
 	}
-	return { device, synced };
+	return secret === undefined ? { device, synced } : { secret, device, synced };
 }

@@ -1,7 +1,8 @@
 /** Settings: server URL, token (both this device's own), retrieval, chat model, folders to leave out, connection test. */
-import { App, PluginSettingTab, Setting, type Plugin } from 'obsidian';
+import { App, PluginSettingTab, SecretComponent, Setting, requireApiVersion, type Plugin } from 'obsidian';
 import { testConnection } from '../lib/connection';
 import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
+import { TOKEN_SECRET, type TokenHome } from '../lib/secrets';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
 import type { Transport } from '../lib/transport';
 import type { DoctorReport } from '../lib/types';
@@ -15,7 +16,18 @@ export interface SettingsHost extends VaskHost {
 	openServerLog(): void;
 	/** Where requests go: the server this plugin started, once paired, else the URL and token below. */
 	serverAddress(): { serverUrl: string; token: string };
+	/** Where the token is kept on this device. */
+	readonly tokenHome: TokenHome;
+	/** Reads the keychain's token again (it may have been changed in Obsidian's own settings). */
+	refreshSecret(): void;
 }
+
+/** Where the settings say the token is kept. */
+const TOKEN_KEPT: Record<TokenHome, string> = {
+	keychain: "Kept in Obsidian's keychain on this device, not synced.",
+	device: 'Kept on this device only, not synced.',
+	data: "Kept in the plugin's data.json: this version of Obsidian has no storage of its own per device, so sync tools copy it to your other devices.",
+};
 
 export class VaskSettingTab extends PluginSettingTab {
 	constructor(
@@ -31,6 +43,7 @@ export class VaskSettingTab extends PluginSettingTab {
 	override display(): void {
 		const { containerEl } = this;
 		containerEl.empty();
+		this.host.refreshSecret();
 		const s = this.host.settings;
 		if (this.host.local.status.kind !== 'mobile') this.displayLocal(containerEl);
 		this.displayChecklist(containerEl);
@@ -49,19 +62,7 @@ export class VaskSettingTab extends PluginSettingTab {
 					.onChange(async (v) => this.host.updateSettings({ serverUrl: v })),
 			);
 
-		new Setting(containerEl)
-			.setName('Token')
-			.setDesc(
-				`This device's own token. On the server's machine, from ${VASK_FOLDER}: \`${tokenCommand(this.host.errorContext().vaultPath)}\` ` +
-					'prints the one for Obsidian there; `uv run vask token add NAME` makes one for another device (shown once), ' +
-					'and `uv run vask token revoke NAME` stops it. Kept on this device only, not synced.',
-			)
-			.addText((t) => {
-				t.inputEl.type = 'password';
-				t.setPlaceholder('token')
-					.setValue(s.token)
-					.onChange(async (v) => this.host.updateSettings({ token: v }));
-			});
+		this.displayToken(containerEl);
 
 		new Setting(containerEl)
 			.setName('Passages per answer (top-k)')
@@ -149,6 +150,37 @@ export class VaskSettingTab extends PluginSettingTab {
 			);
 		// Keep the result under the button.
 		containerEl.appendChild(result);
+	}
+
+	/**
+	 * The token: where the app has a keychain (Obsidian 1.11.4+), Obsidian's own picker of its secrets
+	 * (the setting holds the secret's name, "vask-token" unless another is picked); else a password field.
+	 */
+	private displayToken(containerEl: HTMLElement): void {
+		const s = this.host.settings;
+		const how =
+			`This device's own token. On the server's machine, from ${VASK_FOLDER}: \`${tokenCommand(this.host.errorContext().vaultPath)}\` ` +
+			'prints the one for Obsidian there; `uv run vask token add NAME` makes one for another device (shown once), ' +
+			'and `uv run vask token revoke NAME` stops it.';
+		const setting = new Setting(containerEl).setName('Token');
+		const home = this.host.tokenHome;
+		if (requireApiVersion('1.11.4') && home === 'keychain' && typeof SecretComponent === 'function') {
+			setting
+				.setDesc(
+					`${how} Kept in Obsidian's keychain (Settings → Keychain) on this device, not synced, as the secret chosen here ` +
+						`(${TOKEN_SECRET} unless you pick another).`,
+				)
+				.addComponent((el) =>
+					new SecretComponent(this.app, el).setValue(s.tokenSecret).onChange(async (name) => this.host.updateSettings({ tokenSecret: name })),
+				);
+			return;
+		}
+		setting.setDesc(`${how} ${TOKEN_KEPT[home]}`).addText((t) => {
+			t.inputEl.type = 'password';
+			t.setPlaceholder('token')
+				.setValue(s.token)
+				.onChange(async (v) => this.host.updateSettings({ token: v }));
+		});
 	}
 
 	/** Desktop: the server this plugin starts, its executable, state, log and restart. */

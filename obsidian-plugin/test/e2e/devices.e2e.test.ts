@@ -26,13 +26,14 @@ afterAll(async () => {
 	await vask?.stop();
 });
 
-async function openSettings(): Promise<Page> {
+/** `secrets`: the app has a keychain (Obsidian 1.11.4+) holding these. */
+async function openSettings(secrets?: Record<string, string>): Promise<Page> {
 	const page = await (await browser.newContext()).newPage();
 	await page.addInitScript(
 		(cfg) => {
 			(window as unknown as { __harnessConfig: unknown }).__harnessConfig = cfg;
 		},
-		{ vaultPath: vask.vault, settings: { serverUrl: pageServer.url, token: vask.token } },
+		{ vaultPath: vask.vault, settings: { serverUrl: pageServer.url, token: vask.token }, ...(secrets ? { secrets } : {}) },
 	);
 	await page.goto(pageServer.url + '/');
 	await page.waitForFunction(() => window.__ready === true || window.__harnessError !== undefined, null, { timeout: 20_000 });
@@ -77,5 +78,31 @@ describe('settings for several devices', () => {
 		await url.fill(`http://127.0.0.1:${await freePort()}`);
 		const dead = await testConnection(page);
 		expect(dead).toContain('vask server is not running');
+	});
+
+	it("an app with a keychain: the token moves there from data.json, and the setting picks the secret", async () => {
+		const page = await openSettings({ 'other-vask': 'a-token-this-server-never-made' });
+		const keychain = () =>
+			page.evaluate(() => Object.fromEntries(window.__vask!.app.secretStorage!.secrets) as Record<string, string>);
+		expect(await keychain()).toEqual({ 'other-vask': 'a-token-this-server-never-made', 'vask-token': vask.token });
+		expect(await page.evaluate(() => (window.__pluginData as { token: string }).token)).toBe('');
+		expect(await page.evaluate(() => window.__vask!.app.loadLocalStorage('vask-device'))).toBeNull();
+		expect(await testConnection(page)).toContain('Connected to vask');
+
+		const token = page.locator('.vask-test-settings .setting-item').filter({ hasText: "This device's own token" });
+		expect(await token.innerText()).toContain("Obsidian's keychain");
+		expect(await token.locator('input[type=password]').count()).toBe(0);
+		const picker = token.locator('input.stub-secret-picker');
+		expect(await picker.inputValue()).toBe('vask-token');
+		await picker.fill('other-vask');
+		await picker.dispatchEvent('change');
+		expect(await testConnection(page)).toContain('wrong, missing or revoked');
+		expect(await page.evaluate(() => window.__vask!.app.loadLocalStorage('vask-device'))).toEqual({ tokenSecret: 'other-vask' });
+
+		// The secret's value changed in Obsidian's keychain settings: the tab shown again uses it.
+		await page.evaluate((t) => window.__vask!.app.secretStorage!.setSecret('other-vask', t), vask.token);
+		await page.evaluate(() => (window.__vask!.plugin as unknown as { settingTabs: { display(): void }[] }).settingTabs[0]!.display());
+		expect(await testConnection(page)).toContain('Connected to vask');
+		expect(await page.evaluate(() => JSON.stringify(window.__pluginData))).not.toContain(vask.token);
 	});
 });

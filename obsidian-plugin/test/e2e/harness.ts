@@ -6,7 +6,7 @@
  */
 import type { App as ObsidianApp, PluginManifest } from 'obsidian';
 import VaskPlugin from '../../src/main';
-import { App, TFile, TFolder, type NoteInfo, type VaultListing } from './obsidian-stub';
+import { App, SecretStorage, TFile, TFolder, type NoteInfo, type VaultListing } from './obsidian-stub';
 
 interface HarnessConfig {
 	vaultPath: string;
@@ -16,6 +16,8 @@ interface HarnessConfig {
 	/** The plugin's folder in the vault, where the chat history is kept; unset: one of this page's own. */
 	pluginDir?: string;
 	settings: Record<string, unknown>;
+	/** The app's keychain (Obsidian 1.11.4+) and what it holds; unset: an app without one. */
+	secrets?: Record<string, string>;
 }
 
 declare global {
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
 	const rightSplitEl = document.getElementById('right-split')!;
 	const statusBarEl = document.getElementById('status-bar')!;
 	const app = new App({ basePath: cfg.vaultPath, rightSplitEl, statusBarEl, listing, notes: cfg.notes ?? [] });
+	if (cfg.secrets) app.secretStorage = new SecretStorage(cfg.secrets);
 	if (cfg.activeFile) app.workspace.activeFile = new TFile(cfg.activeFile);
 
 	const plugin = new VaskPlugin(app as unknown as ObsidianApp, manifest);

@@ -580,6 +580,8 @@ export class App {
 		this.statusBarEl = opts.statusBarEl;
 		this.modalContainerEl = opts.modalContainerEl ?? document.body;
 	}
+	/** Obsidian 1.11.4+: the keychain; only on a page that asks for it (the harness's `secrets`). */
+	secretStorage?: SecretStorage;
 	/** Obsidian 1.8.7+: vault-scoped localStorage (this device only, not synced). */
 	loadLocalStorage(key: string): unknown {
 		const raw = window.localStorage.getItem(`stub-vault-${key}`);
@@ -775,6 +777,29 @@ export class Notice {
 	}
 }
 
+/** Obsidian's keychain (1.11.4+): secrets by ID, in memory. */
+export class SecretStorage {
+	readonly secrets = new Map<string, string>();
+	constructor(initial: Record<string, string>) {
+		for (const [id, value] of Object.entries(initial)) this.secrets.set(id, value);
+	}
+	setSecret(id: string, secret: string): void {
+		if (!/^[a-z0-9-]+$/.test(id)) throw new Error(`invalid secret ID: ${id}`);
+		this.secrets.set(id, secret);
+	}
+	getSecret(id: string): string | null {
+		return this.secrets.get(id) ?? null;
+	}
+	listSecrets(): string[] {
+		return [...this.secrets.keys()];
+	}
+}
+
+/** The stand-in is as new as the obsidian package the plugin builds against. */
+export function requireApiVersion(_version: string): boolean {
+	return true;
+}
+
 /** The browser is no desktop app: the plugin keeps to the server URL and token, as on mobile. */
 export const Platform = { isDesktop: false, isMobile: false, isDesktopApp: false, isMobileApp: false };
 
@@ -871,6 +896,25 @@ class ButtonComponent {
 	}
 }
 
+/** Obsidian's secret picker (1.11.4+), stood in for by a field holding the chosen secret's name. */
+export class SecretComponent {
+	readonly inputEl: HTMLInputElement;
+	constructor(
+		public app: App,
+		containerEl: HTMLElement,
+	) {
+		this.inputEl = containerEl.createEl('input', { type: 'text', cls: 'stub-secret-picker' });
+	}
+	setValue(name: string): this {
+		this.inputEl.value = name;
+		return this;
+	}
+	onChange(cb: (name: string) => unknown): this {
+		this.inputEl.addEventListener('change', () => void cb(this.inputEl.value));
+		return this;
+	}
+}
+
 export class Setting {
 	settingEl: HTMLElement;
 	infoEl: HTMLElement;
@@ -906,6 +950,10 @@ export class Setting {
 	}
 	addButton(cb: (b: ButtonComponent) => unknown): this {
 		cb(new ButtonComponent(this.controlEl));
+		return this;
+	}
+	addComponent(cb: (el: HTMLElement) => unknown): this {
+		cb(this.controlEl);
 		return this;
 	}
 }

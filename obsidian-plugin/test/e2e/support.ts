@@ -138,17 +138,26 @@ export const EXCLUDED_NOTES: Record<string, string> = {
 /** The glob that keeps Private/ out (VASK_EXCLUDE), as the status reports its rule. */
 export const EXCLUDE_GLOB = 'Private/**';
 
+export interface StartOptions {
+	/** The server's environment over the tests' own (e.g. other model names). */
+	env?: Record<string, string>;
+	/** Sent to the fake Ollama's /fake/control before the server starts (e.g. the models it has). */
+	fake?: Record<string, unknown>;
+	/** false: without EXCLUDED_NOTES (the doctor counts a note excluded by its frontmatter as not indexed yet). */
+	excludedNotes?: boolean;
+}
+
 /**
  * The real `vask serve` over a temp copy of sample_vault (plus EXCLUDED_NOTES,
  * kept out by VASK_EXCLUDE and by a note's frontmatter, and `extraNotes`, path → text), with the
  * test fake for Ollama.
  */
-export async function startVask(extraNotes: Record<string, string> = {}): Promise<VaskServer> {
+export async function startVask(extraNotes: Record<string, string> = {}, opts: StartOptions = {}): Promise<VaskServer> {
 	const tmp = mkdtempSync(join(tmpdir(), 'vask-e2e-'));
 	const vault = join(tmp, 'vault');
 	const indexDir = join(tmp, 'index');
 	cpSync(join(repoRoot, 'sample_vault'), vault, { recursive: true });
-	for (const [path, text] of Object.entries({ ...EXCLUDED_NOTES, ...extraNotes })) {
+	for (const [path, text] of Object.entries({ ...(opts.excludedNotes === false ? {} : EXCLUDED_NOTES), ...extraNotes })) {
 		mkdirSync(dirname(join(vault, path)), { recursive: true });
 		writeFileSync(join(vault, path), text);
 	}
@@ -161,7 +170,14 @@ export async function startVask(extraNotes: Record<string, string> = {}): Promis
 		name: 'fake Ollama',
 	});
 	const fakeOllamaUrl = fake.match[1]!;
-	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat', VASK_EXCLUDE: EXCLUDE_GLOB };
+	const env = { OLLAMA_HOST: fakeOllamaUrl, VASK_EMBED_MODEL: 'fake-embed', VASK_CHAT_MODEL: 'fake-chat', VASK_EXCLUDE: EXCLUDE_GLOB, ...opts.env };
+	if (opts.fake) {
+		const res = await fetch(`${fakeOllamaUrl}/fake/control`, { method: 'POST', body: JSON.stringify(opts.fake) });
+		if (!res.ok) {
+			await fake.stop();
+			throw new Error(`the fake Ollama refused ${JSON.stringify(opts.fake)}: HTTP ${res.status}`);
+		}
+	}
 	const port = await freePort();
 	const [c2, a2] = uv(['vask', 'serve', '--vault', vault, '--index-dir', indexDir, '--port', String(port)]);
 	let vask: Proc;

@@ -34,6 +34,7 @@ describe('settings', () => {
 		expect(normalizeSettings(null)).toEqual({
 			serverUrl: 'http://127.0.0.1:8765',
 			token: '',
+			tokenSecret: 'vask-token',
 			topK: null,
 			minSimilarity: null,
 			chatModel: '',
