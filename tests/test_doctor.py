@@ -94,3 +94,16 @@ def test_the_text_report_marks_problems_and_their_fixes(cli_env, vault, capsys, 
     assert "ok  Ollama (embeddings and answers): reachable at" in out
     assert "!!  index: not built yet" in out and "    fix: `vask index`" in out
     assert out.rstrip().endswith("then run `vask doctor` again.")
+
+
+def test_a_note_that_opted_out_is_not_counted_as_behind(cli_env, vault, capsys):
+    """A note with `vask: exclude` has no record in the index (nothing of it is kept), as every chat
+    the plugin saves: the index is up to date all the same, and a real change is still counted."""
+    (vault / "Saved chat.md").write_text("---\nvask: exclude\n---\n# A chat\n\nPrivate words.\n")
+    assert main(["index", "--vault", str(vault), "--quiet"]) == 0
+    capsys.readouterr()
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
+    assert code == 0 and checks["index"]["detail"].endswith("up to date")
+    (vault / "Inbox note.md").write_text("# New\n\nA new thought.\n")
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
+    assert code == DOCTOR_FOUND_PROBLEMS and "1 note changed since" in checks["index"]["detail"]

@@ -15,6 +15,7 @@ from vask_server import __version__
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
+from vask_server.core.exclude import opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
 from vask_server.core.language import MOSTLY, not_english_share
 from vask_server.core.model_languages import language_advice
@@ -149,8 +150,12 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
             "index", False, f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
     store = await Store.open(index_dir)
-    plan = plan_scan(on_disk, (await store.manifest(meta.active["suffix"], with_links=False)).stamps())
-    late = len(plan.changed) + len(plan.deleted)
+    stamps = (await store.manifest(meta.active["suffix"], with_links=False)).stamps()
+    plan = plan_scan(on_disk, stamps)
+    # A note that opted out (`vask: exclude`) has no record, as the sync keeps none: not behind.
+    new = [path for path in plan.changed if path not in stamps]
+    opted = await asyncio.to_thread(_opted_out, settings, new[:_OPT_OUT_READS])
+    late = len(plan.changed) - opted + len(plan.deleted)
     detail = f"'{model}', {dimension}-d, last sync {meta.last_sync}"
     if late:
         return Check(
@@ -160,6 +165,23 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
             "`vask index` (a running `vask serve` does it itself)",
         )
     return Check("index", True, f"{detail}; up to date")
+
+
+_OPT_OUT_READS = 1_000  # notes without a record read to see whether they opted out (more: counted as late)
+
+
+def _opted_out(settings: Settings, paths: list[str]) -> int:
+    """How many of these notes opted out in their frontmatter (read, never named)."""
+    from vask_server.adapters.vault import NoteUnreadable, Vault
+
+    vault = Vault(settings.require_vault())
+    count = 0
+    for path in paths:
+        if file_type(path) not in (MARKDOWN, None):
+            continue
+        with contextlib.suppress(NoteUnreadable):
+            count += opted_out_text(vault.read_note(path, settings.max_note_bytes)[0])
+    return count
 
 
 def _language_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
