@@ -8,7 +8,8 @@ A generated block sits between `<!-- generated: NAME -->` and `<!-- end -->`; th
 hand-written. tests/test_render_docs.py holds the checked-in docs to what this renders.
 
 What is generated:
-- docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes` (docs/bench/sizes.json, through `scripts.bench.sizes_table`), `bench-first-hour`
+- docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes`
+  (docs/bench/sizes.json, through `scripts.bench.sizes_table`), `bench-first-hour`
   (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
@@ -20,7 +21,7 @@ What is generated:
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
 reading, the plugin's note suggestions and chat history (Node scripts that print), the PDF libraries
-and the machine table; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
+and the machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
 prints) and the keyword tokenizers (`scripts/bench_keyword_tokenizers.py` prints); the README's
 summary figures, and the settings tables of the README and docs/REFERENCE.md (held to
 `vask_server/config.py` by tests/test_docs.py). `vask eval --json` does not record the embedding model,
@@ -116,10 +117,16 @@ def bench_all() -> str:
         [
             "restart with nothing changed: spawn → ready",
             "< 3 s",
-            f"**{restart['ready_median_s']:.2f} s** median of {len(restart['runs'])}, max {restart['ready_max_s']:.2f} s",
+            f"**{restart['ready_median_s']:.2f} s** median of {len(restart['runs'])}, "
+            f"max {restart['ready_max_s']:.2f} s",
             "yes" if restart["ready_median_s"] < 3 else "no",
         ],
-        ["… embeddings made", "0", f"**{restart['embeddings_max']}**", "yes" if restart["embeddings_max"] == 0 else "no"],
+        [
+            "… embeddings made",
+            "0",
+            f"**{restart['embeddings_max']}**",
+            "yes" if restart["embeddings_max"] == 0 else "no",
+        ],
         ["… first search after ready", "—", f"{restart['first_search_median_s'] * 1000:.0f} ms", ""],
         [
             f"save-to-searchable, {saved['n']} edits, debounce {edits['debounce_ms']} ms included",
@@ -133,8 +140,7 @@ def bench_all() -> str:
             "median ≤ 30 ms, p95 ≤ 80 ms",
             f"**{search(large)}**",
             ", ".join(
-                "yes" if ok else "no"
-                for ok in (large["server"]["median_ms"] <= 30, large["server"]["p95_ms"] <= 80)
+                "yes" if ok else "no" for ok in (large["server"]["median_ms"] <= 30, large["server"]["p95_ms"] <= 80)
             ),
         ],
         [
@@ -151,7 +157,12 @@ def bench_all() -> str:
         ],
         ["idle RSS after that", "≤ 300 MB", f"**{idle / MIB:.0f} MiB ({idle / 1e6:.0f} MB)**", both(idle, 300)],
         ["… after 50 searches", "—", f"{searched / MIB:.0f} MiB ({searched / 1e6:.0f} MB)", ""],
-        ["index size per 1,000 chunks (old versions dropped)", "—", f"{mem['bytes_per_1000_chunks'] / MIB:.2f} MiB", ""],
+        [
+            "index size per 1,000 chunks (old versions dropped)",
+            "—",
+            f"{mem['bytes_per_1000_chunks'] / MIB:.2f} MiB",
+            "",
+        ],
         [
             "index size by edits made (MiB)",
             "no unbounded growth",
@@ -202,7 +213,12 @@ def bench_first_hour() -> str:
 
     rows = [
         ["the 20 newest notes found by meaning", found(before), found(after), "within 60 s"],
-        ["a word only the oldest note holds", f"{before['rare_word_found_s']} s", f"{after['rare_word_found_s']} s", "within 30 s"],
+        [
+            "a word only the oldest note holds",
+            f"{before['rare_word_found_s']} s",
+            f"{after['rare_word_found_s']} s",
+            "within 30 s",
+        ],
         ["`eta_seconds` at half the work", eta(before), eta(after), "within ±25%"],
         ["first sync, whole", f"{before['first_sync_s']} s", f"{after['first_sync_s']} s", "no worse"],
     ]
@@ -315,7 +331,18 @@ def eval_row(label: str, config: str, o: dict[str, Any]) -> list[str]:
     ]
 
 
-EVAL_HEADER = ["set", "config", "n", "hit@1", "hit@3", "hit@6", "MRR@10", "page@6", "absent declined", "answerable declined"]
+EVAL_HEADER = [
+    "set",
+    "config",
+    "n",
+    "hit@1",
+    "hit@3",
+    "hit@6",
+    "MRR@10",
+    "page@6",
+    "absent declined",
+    "answerable declined",
+]
 
 
 def eval_results() -> str:
