@@ -1,6 +1,7 @@
-"""The README is the front door: every setting, command and endpoint is named there, in a compact
-table, and docs/REFERENCE.md has each in full; both are held to the code, and every relative link in
-the README and docs/ must lead to a file (and a heading) that exists."""
+"""The README is the front door: every setting, command and endpoint is named there, in compact tables
+(the settings grouped, each with its flag and default), and docs/REFERENCE.md has each in full; both
+are held to the code, and every relative link in the README and docs/ must lead to a file (and a
+heading) that exists. docs/CLI.md is generated from the parser (tests/test_render_docs.py)."""
 
 from __future__ import annotations
 
@@ -70,14 +71,35 @@ def row_for(spec: SettingSpec, doc: str = "REFERENCE") -> dict[str, str]:
     return rows[0]
 
 
-@pytest.mark.parametrize("doc", DOCS)
-def test_the_settings_table_has_a_row_for_each_setting_and_no_other(doc: str) -> None:
+def test_the_settings_table_has_a_row_for_each_setting_and_no_other() -> None:
+    doc = "REFERENCE"
     assert sorted(code(row["Env var"]) for row in settings_rows(doc)) == sorted(spec.env for spec in SETTINGS)
 
 
-@pytest.mark.parametrize("doc", DOCS)
+def test_the_readme_names_every_setting_with_its_flag_and_no_other() -> None:
+    shown = section("Settings")
+    named = re.findall(r"`((?:VASK|OLLAMA)_[A-Z_]+)` \(`(--[a-z-]+)`", shown)
+    assert sorted(named) == sorted((spec.env, spec.flag) for spec in SETTINGS)
+    assert set(re.findall(r"`((?:VASK|OLLAMA)_[A-Z_]+)`", shown)) == {spec.env for spec in SETTINGS}
+
+
 @pytest.mark.parametrize("spec", SETTINGS, ids=lambda spec: spec.env)
-def test_each_settings_row_gives_the_flag_and_the_default_that_applies(spec: SettingSpec, doc: str) -> None:
+def test_a_default_the_readme_shows_is_the_one_that_applies(spec: SettingSpec) -> None:
+    match = re.search(rf"`{spec.env}` \(`{spec.flag}`(?:, `([^`]+)`)?", section("Settings"))
+    assert match, f"README names {spec.env} without its flag"
+    if spec.default is None or spec.default in ((), ""):
+        assert match.group(1) is None, f"README gives {spec.env} a default it does not have"
+        return
+    assert match.group(1), f"README does not give {spec.env}'s default"
+    if "…" in match.group(1):  # (a long list, shortened)
+        return
+    documented = spec.parse(match.group(1))
+    assert documented == spec.default and type(documented) is type(spec.default), match.group(1)
+
+
+@pytest.mark.parametrize("spec", SETTINGS, ids=lambda spec: spec.env)
+def test_each_settings_row_gives_the_flag_and_the_default_that_applies(spec: SettingSpec) -> None:
+    doc = "REFERENCE"
     row = row_for(spec, doc)
     assert code(row["Flag"]) == spec.flag
     if spec.default is None or spec.default in ((), ""):
