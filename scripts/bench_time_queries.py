@@ -52,9 +52,10 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
     import aiohttp
     from aiohttp import web
 
+    from vask_server.adapters.sql import filters_to_where
     from vask_server.config import load_settings
     from vask_server.core.question import understand
-    from vask_server.core.retrieve import Filters, filters_to_where, topic_query
+    from vask_server.core.retrieve import Filters, topic_query
     from vask_server.web.app import create_app
     from vask_server.web.keys import LIVE, SERVICES
 

@@ -39,8 +39,8 @@ from vask_server.adapters.lancedb_api import FTS, BTree, IvfRq, MatchQuery, lanc
 from vask_server.adapters.manifest import NOTE_SCHEMA, Manifest, NoteRecord, linking_to
 from vask_server.adapters.memory import release_memory
 from vask_server.adapters.meta import IndexMeta, read_meta, write_meta
+from vask_server.adapters.sql import sql_in
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
-from vask_server.core.retrieve import sql_string
 from vask_server.errors import IndexBroken
 
 log = logging.getLogger(__name__)
@@ -57,10 +57,6 @@ KEYWORD_SEARCH = "keyword search"
 UNDROPPED_TABLES = "undropped_tables"  # index.json: {table name: why it could not be removed}
 REMOVE_OLD_INDEX = "removing an old index"
 _KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
-
-
-def sql_in(column: str, values: Sequence[str]) -> str:
-    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
 # Vectors are stored as 16-bit floats: half the disk and half of what compaction and the ANN build

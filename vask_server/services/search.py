@@ -23,6 +23,7 @@ from vask_server.adapters.calibration import Calibration, read_calibration, writ
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.sql import filters_to_where
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import (
     CJK,
@@ -43,7 +44,6 @@ from vask_server.core.retrieve import (
     Filters,
     Ranked,
     content_words,
-    filters_to_where,
     fuse,
     fuse_convex,
     graph_boost,
