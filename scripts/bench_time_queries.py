@@ -91,8 +91,6 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         await _wait_background(services.store)
         searcher = services.searcher
         index = searcher.active()
-        if not await services.store.has_dates(index.suffix, index.dimension):
-            raise SystemExit("this index has no date columns: build it with this checkout")
         timed = [with_time(q, args.phrase) for q in queries]
         # What each search embeds: the question as understood (time words taken out) and its topic.
         texts: set[str] = set()

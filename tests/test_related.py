@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from tests.web_helpers import Api, running_app
+from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import sql_string
-from vask_server.adapters.store import Store, vector_matrix
+from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
 from vask_server.services import connections, indexer
 from vask_server.services.search import ActiveIndex, Searcher

@@ -249,7 +249,6 @@ async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_colum
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
         store, index = services.store, services.searcher.active()
-        assert store._hit_columns(index.suffix) == ["hit", "text"]
         fields = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "tags"]
         fields += ["date", "date_end", "date_source", "page", "text"]
         table = await store.all_chunk_rows(index.suffix, index.dimension, fields)

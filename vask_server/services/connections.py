@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import filters_to_where, sql_string
-from vask_server.adapters.store import Store, vector_matrix
+from vask_server.adapters.store import Store
 from vask_server.core.cjk import SIMPLE, keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, row_to_hit

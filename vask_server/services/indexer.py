@@ -24,11 +24,12 @@ import pyarrow as pa
 
 from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.memory import release_memory
-from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
+from vask_server.adapters.meta import IndexMeta, table_suffix
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
+from vask_server.adapters.schema import chunk_schema, hit_records, text_schema
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, text_schema
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, now_iso
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
 from vask_server.core.cjk import CJK, SIMPLE, keyword_text, written_in_cjk
@@ -290,12 +291,6 @@ class Indexer:
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
-        # The same model's index in an earlier table format: its vectors are copied, not made again.
-        reuse = None
-        previous_suffix = meta.active.get("suffix") if meta.active else None
-        if switching and previous_suffix in reusable_suffixes(self.embedder.model, dimension):
-            reuse = str(previous_suffix)
-            log.info("copying the vectors of the %s index into tables of the current format", self.embedder.model)
         rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
 
         if scan is None:
@@ -368,7 +363,7 @@ class Indexer:
                     await self._wait_while_paused(progress)
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
-                await self._embed_batch(suffix, dimension, prepared, report, present, reuse, pending)
+                await self._embed_batch(suffix, dimension, prepared, report, present, pending)
                 following = queue.take(_NOTES_PER_BATCH)
                 upcoming = prepare(following)
                 # (the first batch at once: the newest notes, searchable in the first seconds)
@@ -412,7 +407,7 @@ class Indexer:
                 theirs = await self.store.manifest(suffix, redo, with_links=False)
                 prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, theirs, quiet)
                 pending = _Pending()
-                await self._embed_batch(suffix, dimension, prepared, report, None, reuse, pending)
+                await self._embed_batch(suffix, dimension, prepared, report, None, pending)
                 await self._write_pending(suffix, dimension, pending, None)
             self._opted_out = set()
         if newly_excluded:
@@ -730,7 +725,6 @@ class Indexer:
         prepared: list[_Prepared],
         report: SyncReport,
         present: _Present | None,
-        reuse: str | None,
         pending: _Pending,
     ) -> None:
         """Embeds what a batch needs (reusing stored vectors, and those of batches not yet written)
@@ -742,8 +736,6 @@ class Indexer:
         wanted = all_hashes - known.keys()
         hashes = present.hashes.maybe_present(wanted) if present is not None else wanted
         known.update(await self.store.vectors_for_hashes(suffix, dimension, hashes))
-        if reuse is not None and len(known) < len(all_hashes):
-            known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
         to_embed = chunks_to_embed(all_chunks, known)
         if to_embed:
             asked = time.perf_counter()

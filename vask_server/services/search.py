@@ -346,12 +346,6 @@ class Searcher:
                 current_note=current_note,
                 connect=connect,
             )
-        notice = None
-        if understood.filters.dated and not await self._has_dates():
-            notice = "The index is being rebuilt to read dates; this search ignores the time range until it is done."
-            understood = replace(
-                understood, filters=replace(understood.filters, date_from=None, date_to=None), time_range=None
-            )
         if understood.seed is not None:
             result = await self.connections(understood, top_k=top_k)
             result.connection_words = understood.connection.phrase if understood.connection else None
@@ -378,8 +372,6 @@ class Searcher:
         result.time_range = time_range
         result.query = understood.text
         result.scope = understood.scope
-        if notice:
-            result.notice = f"{result.notice} {notice}" if result.notice else notice
         return result
 
     async def connections(self, understood: Understood, *, top_k: int) -> SearchResult:
@@ -488,10 +480,6 @@ class Searcher:
         except NotIndexed:
             return None
         return (await self.graphs.get(index.suffix)).directory
-
-    async def _has_dates(self) -> bool:
-        index = self.active()
-        return await self.store.has_dates(index.suffix, index.dimension)
 
     async def _keyword_rows(
         self, index: ActiveIndex, query: str, limit: int, where: str | None
