@@ -33,3 +33,12 @@ async def test_a_recorded_choice_is_kept(tmp_path):
     _write_index_json(tmp_path, {"active": active, "extra": {}})
     store = await Store.open(tmp_path)
     assert store.read_meta().active["keyword_terms"] == "cjk"
+
+
+async def test_a_new_index_is_written_in_the_current_format_and_runs_no_step(fake_ollama, small_vault, settings_for):
+    from vask_server.services.context import open_services
+
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        assert services.store.read_meta().extra[migrations.APPLIED] == migrations.current_format()
+        assert await migrations.migrate(services.store) == []

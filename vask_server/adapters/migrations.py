@@ -45,10 +45,14 @@ async def m001_keyword_terms_recorded(store: Store) -> None:
         store.write_meta(meta)
 
 
+def current_format() -> list[str]:
+    """What a new index records as applied: it is written in the format every step leads to."""
+    return [step.__name__ for step in MIGRATIONS]
+
+
 async def migrate(store: Store) -> list[str]:
     """Runs the steps this index has not had, in order; returns their names. An index not built yet
-    has nothing to bring up to date (its first sync writes the current format): none run, none are
-    recorded."""
+    has nothing to bring up to date (its first sync records `current_format`): none run."""
     meta = store.read_meta()
     if meta.active is None and meta.building is None:
         return []

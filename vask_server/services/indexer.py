@@ -25,6 +25,7 @@ import pyarrow as pa
 from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.memory import release_memory
 from vask_server.adapters.meta import IndexMeta, table_suffix
+from vask_server.adapters.migrations import APPLIED, current_format
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.schema import chunk_schema, hit_records, text_schema
@@ -288,6 +289,8 @@ class Indexer:
                 "suffix": suffix,
                 "keyword_terms": terms,  # (what a search during the first sync cuts its question into)
             }
+            if meta.active is None:
+                meta.extra[APPLIED] = current_format()  # (a new index is written in it: no step to run)
             self.store.write_meta(meta)
         if switching:
             only = None  # a new model's index is built whole before it is used
