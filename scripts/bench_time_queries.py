@@ -52,9 +52,10 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
     import aiohttp
     from aiohttp import web
 
+    from vask_server.adapters.sql import filters_to_where
     from vask_server.config import load_settings
     from vask_server.core.question import understand
-    from vask_server.core.retrieve import Filters, filters_to_where, topic_query
+    from vask_server.core.retrieve import Filters, topic_query
     from vask_server.web.app import create_app
     from vask_server.web.keys import LIVE, SERVICES
 
@@ -90,8 +91,6 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         await _wait_background(services.store)
         searcher = services.searcher
         index = searcher.active()
-        if not await services.store.has_dates(index.suffix, index.dimension):
-            raise SystemExit("this index has no date columns: build it with this checkout")
         timed = [with_time(q, args.phrase) for q in queries]
         # What each search embeds: the question as understood (time words taken out) and its topic.
         texts: set[str] = set()

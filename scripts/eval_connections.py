@@ -25,8 +25,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.sql import sql_string
 from vask_server.config import load_settings
-from vask_server.core.retrieve import Filters, sql_string
+from vask_server.core.retrieve import Filters
 from vask_server.services.context import open_services
 
 DEPTH = 10
@@ -85,7 +86,7 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
 
 
 async def _has_passage_in(services: Any, index: Any, path: str, filters: Filters) -> bool:
-    from vask_server.core.retrieve import filters_to_where
+    from vask_server.adapters.sql import filters_to_where
 
     where = f"path = {sql_string(path)} AND kind = 'chunk' AND {filters_to_where(filters)}"
     return bool((await services.store.all_chunk_rows(index.suffix, index.dimension, ["id"], where=where)).num_rows)

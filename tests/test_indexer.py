@@ -13,7 +13,6 @@ import vask_server.adapters.ann_plan as ann_module
 import vask_server.adapters.store as store_module
 import vask_server.services.indexer as indexer_module
 from tests.fake_ollama import embed_text
-from vask_server.adapters.meta import reusable_suffixes
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -172,73 +171,6 @@ async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_emb
     # every stored vector is within float16 rounding of one the model returned
     closest = (stored @ exact.T).max(axis=1)
     assert closest.min() > 0.999
-
-
-_DATE_COLUMNS = ("date", "date_end", "date_source", "modified")
-
-
-def _without(schema_of, columns):
-    """The chunks schema of an index written before these columns were."""
-
-    def schema(dimension):
-        return pa.schema([f for f in schema_of(dimension) if f.name not in columns])
-
-    return schema
-
-
-@pytest.mark.parametrize(
-    ("vector_type", "old_format", "missing"),
-    [
-        (pa.float32(), 3, (*_DATE_COLUMNS, "page", "hit")),
-        (pa.float16(), 2, (*_DATE_COLUMNS, "page", "hit")),
-        (pa.float16(), 1, ("page", "hit")),
-        (pa.float16(), 0, ("hit",)),
-    ],
-    ids=["32-bit vectors, no dates", "16-bit vectors, no dates", "dates, no pages", "pages, no hit column"],
-)
-async def test_an_index_in_an_earlier_format_is_copied_to_the_current_one_without_embedding(
-    fake_ollama, small_vault, settings_for, monkeypatch, vector_type, old_format, missing
-):
-    # what an earlier version wrote: tables named for their format, without the later columns
-    old_suffix = reusable_suffixes("fake-embed", 96)[old_format]
-    monkeypatch.setattr(store_module, "VECTOR_VALUE_TYPE", vector_type)
-    monkeypatch.setattr(store_module, "chunk_schema", _without(store_module.chunk_schema, missing))
-    monkeypatch.setattr(indexer_module, "chunk_schema", store_module.chunk_schema)
-    monkeypatch.setattr(indexer_module, "table_suffix", lambda model, dimension: old_suffix)
-    old = await sync(settings_for(small_vault))
-    monkeypatch.undo()
-    async with open_services(settings_for(small_vault)) as services:
-        assert services.store.read_meta().active["suffix"] == old_suffix
-        before = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
-        assert before.hits and before.hits[0].page is None
-        if "date" in missing:
-            assert before.hits[0].date is None  # (an old table has no dates to give)
-
-    plan = small_vault / "Projects" / "Plan.md"
-    plan.write_text(plan.read_text().replace("milestone 7,", "milestone seven (moved to kelp season),"))
-    fake_ollama.fake.reset_counters()
-    report = await sync(settings_for(small_vault))
-    # every chunk's vector comes from the old tables except the one edited section's
-    assert report.chunks_embedded == 1 and report.chunks_reused == old.chunks_embedded - 1
-    assert "kelp season" in next(t for t in fake_ollama.fake.embedded_texts if t != "dimension probe")
-    async with open_services(settings_for(small_vault)) as services:
-        meta = services.store.read_meta()
-        assert meta.active["suffix"] == "fake_embed_96_f16_d1_p1_h1" and meta.building is None
-        assert sorted((await services.store._db.list_tables()).tables) == [
-            "chunks_fake_embed_96_f16_d1_p1_h1",
-            "notes_fake_embed_96_f16_d1_p1_h1",
-        ]
-        table = await services.store.chunks(meta.active["suffix"], 96)
-        assert (await table.schema()).field("vector").type.value_type == pa.float16()
-        after = await services.searcher.search("sourdough starter feeding", top_k=3, min_similarity=0.0)
-        kelp = await services.searcher.search("kelp season", top_k=3, min_similarity=0.0)
-    assert [h.chunk_id for h in after.hits] == [h.chunk_id for h in before.hits]
-    assert all(h.date is not None and h.date_source for h in after.hits)
-    assert "kelp season" in kelp.hits[0].text
-    # and from then on, a sync with nothing changed is the fast path again
-    fake_ollama.fake.reset_counters()
-    again = await sync(settings_for(small_vault))
-    assert again.changed == 0 and fake_ollama.fake.embedded_texts == []
 
 
 async def test_a_parser_bug_costs_a_note_its_structure_not_its_text(
@@ -432,7 +364,7 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
     """Built in the background after a 100,000-note first sync, searches ran exact meanwhile (~1 s and
     ~100 MiB each): the sync that makes the table large enough builds the index as a step of its own,
     so the first search already has it. Later syncs leave a built index to the background rebuild."""
-    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 200)
+    monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
     monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
     vault = _many_notes(tmp_path / "vault", 100)  # a chunk and a note record each: 200 rows
     async with open_services(settings_for(vault)) as services:
@@ -444,7 +376,7 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
             ann_module.ann_plan(200).index_name
         ]
-        assert services.store._vector_task is None  # built by the sync itself, not in the background
+        assert services.store.ann.task is None  # built by the sync itself, not in the background
         hits = await services.store.vector_search(suffix, dimension, np.ones(dimension, np.float32), 5)
         assert len(hits) == 5
 

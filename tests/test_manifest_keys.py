@@ -10,7 +10,7 @@ import pytest
 
 from tests.test_store_ann import DIM, SUFFIX
 from vask_server.adapters.manifest import Manifest, NoteRecord, linking_to
-from vask_server.adapters.store import Store, _hash_keys
+from vask_server.adapters.store import Store, hash_keys_of
 from vask_server.core.hashkeys import HashKeys, hash_key
 
 
@@ -79,16 +79,16 @@ async def test_the_store_finds_linking_notes_and_reads_links_back_for_records_re
 def test_hash_keys_read_from_arrow_agree_with_one_hash_at_a_time():
     hashes = [_hash(n) for n in range(500)]
     column = pa.array(["", *hashes]).slice(1)  # (an offset into the buffers, as a slice of a table has)
-    assert _hash_keys(column).tolist() == [hash_key(h) for h in hashes]
+    assert hash_keys_of(column).tolist() == [hash_key(h) for h in hashes]
     odd = pa.array(["not-hex-not-hex-not-hex-not-hex!", "short", "ÄÖÜ", *hashes[:3]])
-    assert _hash_keys(odd).tolist() == [hash_key(h) for h in odd.to_pylist()]
+    assert hash_keys_of(odd).tolist() == [hash_key(h) for h in odd.to_pylist()]
 
 
 @pytest.mark.parametrize("added", [10, HashKeys._MERGE_AT + 10])  # before and after a merge into the array
 def test_hash_keys_hold_every_hash_added_and_miss_the_others(added):
     held = [_hash(n) for n in range(added)]
     others = [_hash(-n) for n in range(1, 2001)]
-    keys = HashKeys(_hash_keys(pa.array(held[: added // 2])))
+    keys = HashKeys(hash_keys_of(pa.array(held[: added // 2])))
     keys.add(held[added // 2 :])
     assert keys.maybe_present(held) == set(held)
     # 64-bit keys: a miss reported as held is possible in principle, never seen in 2,000 here

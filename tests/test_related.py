@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -12,10 +11,12 @@ import numpy as np
 import pytest
 
 from tests.web_helpers import Api, running_app
-from vask_server.adapters.store import Store, vector_matrix
+from vask_server.adapters.schema import vector_matrix
+from vask_server.adapters.sql import sql_string
+from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
-from vask_server.core.retrieve import sql_string
 from vask_server.services import connections, indexer
+from vask_server.services.ranking_variants import RankingVariant
 from vask_server.services.search import ActiveIndex, Searcher
 from vask_server.web.keys import SERVICES
 
@@ -59,7 +60,7 @@ async def test_the_graph_is_read_once_for_every_related_call_and_the_graph_boost
         assert await _related(api, LINKER)
         assert await _related(api, "Home.md")
         searcher = services.searcher
-        config = dataclasses.replace(searcher.config, graph=True)
+        config = RankingVariant(graph=True)
         assert (await searcher.search("running plan", top_k=5, min_similarity=0.0, config=config)).hits
         assert calls == first, "a later call, or the graph boost, read the manifest again"
         assert calls["manifest"] == 0  # only the columns the graph needs

@@ -1,5 +1,6 @@
 """Pure ranking pieces: fusion, graph boost, table text, note records, metrics."""
 
+from vask_server.adapters.sql import filters_to_where
 from vask_server.core.chunk import ChunkOptions, chunk_note, table_as_text
 from vask_server.core.describe import describe, is_hub, note_record
 from vask_server.core.metrics import Outcome, Question, parse_questions, summarise
@@ -7,7 +8,6 @@ from vask_server.core.parse import parse_note
 from vask_server.core.retrieve import (
     EXACT_LIFT,
     Filters,
-    filters_to_where,
     fuse,
     fuse_convex,
     graph_boost,

@@ -6,7 +6,8 @@ from tests.fake_ollama import embed_text
 from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
-from vask_server.services.search import RetrievalConfig
+from vask_server.services.ranking import RetrievalConfig
+from vask_server.services.ranking_variants import RankingVariant
 
 
 async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vault, settings_for):
@@ -45,7 +46,7 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
         assert abs(own - of_topic) > 0.01, (own, of_topic)
         fake_ollama.fake.reset_counters()
         asked = await services.searcher.search(
-            phrased, top_k=5, min_similarity=0.0, config=RetrievalConfig(decline_on="question")
+            phrased, top_k=5, min_similarity=0.0, config=RankingVariant(decline_on="question")
         )
         assert fake_ollama.fake.embedded_texts == [phrased]
         assert asked.evidence is not None and abs(asked.evidence - own) < 1e-3
@@ -249,7 +250,6 @@ async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_colum
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
         store, index = services.store, services.searcher.active()
-        assert store._hit_columns(index.suffix) == ["hit", "text"]
         fields = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "tags"]
         fields += ["date", "date_end", "date_source", "page", "text"]
         table = await store.all_chunk_rows(index.suffix, index.dimension, fields)
@@ -281,7 +281,7 @@ async def test_the_scores_of_a_list_read_in_its_order(fake_ollama, vault, settin
         await services.indexer.sync()
         lifted = 0
         for query in queries:
-            for config in (RetrievalConfig(), RetrievalConfig(mode="vector"), RetrievalConfig(fusion="rrf")):
+            for config in (RetrievalConfig(), RetrievalConfig(mode="vector"), RankingVariant(fusion="rrf")):
                 result = await services.searcher.search(query, top_k=10, min_similarity=0.0, config=config)
                 scores = [hit.score for hit in result.hits]
                 assert scores == sorted(scores, reverse=True), (query, config.mode, config.fusion, scores)

@@ -11,9 +11,9 @@ import pytest
 from lancedb.index import IvfSq
 
 from vask_server.adapters import ann_plan as ann_module
-from vask_server.adapters import store as store_module
 from vask_server.adapters.ann_plan import ann_nprobes, ann_partitions_of, ann_plan, ann_refine
-from vask_server.adapters.store import Store, chunk_schema, hit_records
+from vask_server.adapters.schema import chunk_schema, hit_records
+from vask_server.adapters.store import Store
 
 DIM = 16
 SUFFIX = "test_model_16"
@@ -57,7 +57,7 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
 
 @pytest.fixture
 def small_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
+    monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
     monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
 
 
@@ -131,7 +131,7 @@ async def test_an_outgrown_index_is_built_again_and_another_process_reads_its_pl
 
     other = await Store.open(tmp_path)  # a later process: the plan is read from the index's name
     await other.chunks(SUFFIX, DIM)
-    assert other._vector_index[f"chunks_{SUFFIX}"] == grown.partitions
+    assert other.ann.built[f"chunks_{SUFFIX}"] == grown.partitions
 
 
 async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tmp_path: Path, small_plan: None) -> None:
@@ -143,7 +143,7 @@ async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tm
     await table.create_index("vector", config=IvfSq(distance_type="cosine"))  # type: ignore[arg-type]
     legacy = await Store.open(tmp_path)
     await legacy.chunks(SUFFIX, DIM)
-    assert legacy._vector_index == {f"chunks_{SUFFIX}": None}  # indexed, parameters unknown
+    assert legacy.ann.built == {f"chunks_{SUFFIX}": None}  # indexed, parameters unknown
     hits = await legacy.vector_search(SUFFIX, DIM, centres[0].astype(np.float32), 10)
     assert len(hits) == 10  # the old index serves meanwhile
     await legacy.index_vectors_later(SUFFIX, DIM)

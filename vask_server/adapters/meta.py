@@ -17,28 +17,16 @@ log = logging.getLogger(__name__)
 
 META_FILE = "index.json"
 
-# The tables' format is part of their name, so that an index written in an older format is rebuilt
-# beside it, not mixed into it: "f16", vectors stored as 16-bit floats (names without it hold 32-bit
-# ones); "d1", chunks carry the dates they were written (core/dates.py); "p1", and a PDF chunk's page;
-# "h1", and what a search returns of a chunk in one column (store.py `hit_record`).
-_VECTOR_FORMAT = "f16"
-_ROW_FORMAT = "d1_p1_h1"
-_EARLIER_ROW_FORMATS = ("d1_p1", "d1")  # newest first
+# Every table name ends so, the format of the first release (16-bit vectors; dates, pages and the
+# `hit` column in every chunk row). A later change of format is a step of `migrations.py`, not a new
+# name: the name changes only with the model, its dimension or its document instruction.
+_FORMAT = "f16_d1_p1_h1"
 
 
 def table_suffix(model: str, dimension: int) -> str:
-    """The name of the tables that hold this model's index: one pair per model, dimension, document
-    instruction and table format."""
-    return f"{_model_suffix(model, dimension)}_{_VECTOR_FORMAT}_{_ROW_FORMAT}"
-
-
-def reusable_suffixes(model: str, dimension: int) -> tuple[str, ...]:
-    """The names the same model's index had in earlier formats (no hit column; no pages; no dates;
-    32-bit vectors), newest first. Their vectors are the same model's, made the same way: a sync copies
-    them into the new tables instead of asking the model again."""
-    base = _model_suffix(model, dimension)
-    earlier = tuple(f"{base}_{_VECTOR_FORMAT}_{row}" for row in _EARLIER_ROW_FORMATS)
-    return (*earlier, f"{base}_{_VECTOR_FORMAT}", base)
+    """The name of the tables that hold this model's index: one pair per model, dimension and
+    document instruction."""
+    return f"{_model_suffix(model, dimension)}_{_FORMAT}"
 
 
 def _model_suffix(model: str, dimension: int) -> str:

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from vask_server.adapters.store import Store, vector_matrix
+from vask_server.adapters.schema import vector_matrix
+from vask_server.adapters.sql import filters_to_where, sql_string
+from vask_server.adapters.store import Store
 from vask_server.core.cjk import SIMPLE, keyword_text
 from vask_server.core.models import Hit
-from vask_server.core.retrieve import Filters, filters_to_where, row_to_hit, sql_string
+from vask_server.core.retrieve import Filters, row_to_hit
 from vask_server.errors import IndexBroken, NotFound
 from vask_server.services.graph import LinkGraph, LinkGraphs
 

@@ -18,7 +18,8 @@ from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
-from vask_server.services.search import RetrievalConfig, Searcher
+from vask_server.services.ranking import RetrievalConfig
+from vask_server.services.search import Searcher
 
 
 @dataclass

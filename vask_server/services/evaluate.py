@@ -30,7 +30,8 @@ from vask_server.core.retrieve import distinct_notes
 from vask_server.services.context import Services
 from vask_server.services.indexer import Indexer
 from vask_server.services.qa import AskRequest, QAService
-from vask_server.services.search import RetrievalConfig, Searcher
+from vask_server.services.ranking_variants import RankingVariant
+from vask_server.services.search import Searcher
 
 RANK_DEPTH = 10  # distinct notes hit@k and MRR look at, at most
 
@@ -38,7 +39,7 @@ RANK_DEPTH = 10  # distinct notes hit@k and MRR look at, at most
 @dataclass(frozen=True)
 class EvalConfig:
     name: str
-    retrieval: RetrievalConfig
+    retrieval: RankingVariant
     min_similarity: float
     # Passages retrieved: None takes the user's VASK_TOP_K, as `vask ask` does (6 by default, of which
     # at most `retrieval.per_note` from one note: 3 to 6 distinct notes).
@@ -53,23 +54,23 @@ class EvalConfig:
 PRESETS: dict[str, EvalConfig] = {
     "baseline": EvalConfig(
         "baseline",
-        RetrievalConfig(mode="vector", note_records=False, graph=False, decline="fixed", per_note=1),
+        RankingVariant(mode="vector", note_records=False, graph=False, decline="fixed", per_note=1),
         0.25,
         top_k=6,
         seed_index=True,
     ),
-    "vector": EvalConfig("vector", RetrievalConfig(mode="vector"), 0.25),
-    "hybrid": EvalConfig("hybrid", RetrievalConfig(mode="hybrid"), 0.25),  # what `vask ask` and the server do
-    "hybrid-depth10": EvalConfig("hybrid-depth10", RetrievalConfig(mode="hybrid", per_note=1), 0.25, top_k=RANK_DEPTH),
+    "vector": EvalConfig("vector", RankingVariant(mode="vector"), 0.25),
+    "hybrid": EvalConfig("hybrid", RankingVariant(mode="hybrid"), 0.25),  # what `vask ask` and the server do
+    "hybrid-depth10": EvalConfig("hybrid-depth10", RankingVariant(mode="hybrid", per_note=1), 0.25, top_k=RANK_DEPTH),
     # The same as hybrid, with the time a question names left unread: what time questions got before dates.
-    "hybrid-no-time": EvalConfig("hybrid-no-time", RetrievalConfig(mode="hybrid"), 0.25, read_time=False),
-    "hybrid+graph": EvalConfig("hybrid+graph", RetrievalConfig(mode="hybrid", graph=True), 0.25),
+    "hybrid-no-time": EvalConfig("hybrid-no-time", RankingVariant(mode="hybrid"), 0.25, read_time=False),
+    "hybrid+graph": EvalConfig("hybrid+graph", RankingVariant(mode="hybrid", graph=True), 0.25),
     # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
-    "hybrid-rrf": EvalConfig("hybrid-rrf", RetrievalConfig(mode="hybrid", fusion="rrf"), 0.25),
+    "hybrid-rrf": EvalConfig("hybrid-rrf", RankingVariant(mode="hybrid", fusion="rrf"), 0.25),
     # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
     "hybrid-question-decline": EvalConfig(
         "hybrid-question-decline",
-        RetrievalConfig(mode="hybrid", decline_on="question", decline_sigmas=0.7),
+        RankingVariant(mode="hybrid", decline_on="question", decline_sigmas=0.7),
         0.25,
     ),
 }

@@ -10,13 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
-import posixpath
 import time
-from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
 import numpy as np
@@ -24,27 +21,29 @@ import pyarrow as pa
 
 from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.memory import release_memory
-from vask_server.adapters.meta import IndexMeta, reusable_suffixes, table_suffix
+from vask_server.adapters.meta import IndexMeta, table_suffix
+from vask_server.adapters.migrations import APPLIED, current_format
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, chunk_schema, hit_records, now_iso, text_schema
+from vask_server.adapters.store import UNDROPPED_TABLES, Store, now_iso
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
 from vask_server.core.chunk import chunk_note
-from vask_server.core.cjk import CJK, SIMPLE, keyword_text, written_in_cjk
-from vask_server.core.dates import DateSpan, chunk_dates, date_note
+from vask_server.core.cjk import CJK, SIMPLE, written_in_cjk
+from vask_server.core.dates import chunk_dates, date_note
 from vask_server.core.describe import note_record
-from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
-from vask_server.core.filetypes import CANVAS, MARKDOWN, display_name, file_type
+from vask_server.core.exclude import Excluder, opt_out_rule, opted_out, opted_out_text
+from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
 from vask_server.core.hashkeys import HashKeys
 from vask_server.core.language import not_english_share
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
-from vask_server.core.plan import IndexOptions, SyncQueue, chunks_to_embed, plan_scan, recent_first
+from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, chunks_to_embed, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
 from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
 from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
+from vask_server.services.rows import Prepared, chunk_rows, note_record_of, text_rows
 
 log = logging.getLogger(__name__)
 
@@ -108,22 +107,6 @@ StageFn = Callable[[str | None], None]
 
 
 @dataclass
-class _Prepared:
-    path: str
-    stamp: FileStat
-    note: Note | None = None
-    chunks: list[Chunk] = field(default_factory=list)
-    dates: list[DateSpan] = field(default_factory=list)  # one per chunk
-    modified: date | None = None
-    content_hash: str = ""
-    was_indexed: bool = False  # (for a note that opted out: it has rows to remove)
-    kept: NoteRecord | None = None  # (for a note only touched: its record, whose rows stay)
-    status: str = "ok"
-    reason: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class _Pending:
     """Batches embedded but not yet written (see `_ROWS_PER_WRITE`)."""
 
@@ -148,6 +131,41 @@ class _Present:
 
     paths: set[str]
     hashes: HashKeys
+
+
+@dataclass
+class _Run:
+    """One sync's state, filled in phase by phase (`Indexer._sync`)."""
+
+    suffix: str
+    dimension: int
+    report: SyncReport
+    only: set[str] | None  # a targeted sync's notes; None: the whole vault
+    force: bool
+    terms: str  # how the keyword text is cut
+    terms_changed: bool  # ... and it is not how the index cut it: every row is rewritten
+    first: bool  # the index's first sync (no complete index answers meanwhile)
+    switching: bool  # to another model's index
+    rechunk: bool  # every note is chunked again (`--full`, or the chunking or dating changed)
+    # Filled by `_plan`; what holds every note (all but `plan` and the counts) is let go after the
+    # writes (`let_go`), before the compaction and the index builds, the peak of a large sync.
+    scan: VaultScan = field(init=False)
+    manifest: Manifest = field(init=False)
+    on_disk: dict[str, FileStat] = field(init=False)
+    resolver: LinkResolver = field(init=False)
+    keep: set[str] = field(init=False)
+    present: _Present | None = None
+    plan: ScanPlan = field(init=False)
+    newly_excluded: set[str] = field(default_factory=set)
+    linkers: set[str] = field(default_factory=set)
+    total: int = 0  # notes to read
+    large: bool = False  # more than one batch
+    wrote: bool = False
+    compacted: bool = False
+
+    def let_go(self) -> None:
+        del self.scan, self.manifest, self.on_disk, self.resolver, self.keep
+        self.present = None
 
 
 class Indexer:
@@ -244,118 +262,153 @@ class Indexer:
     async def _sync(
         self, only: set[str] | None, force: bool, progress: ProgressFn | None, stage: StageFn
     ) -> SyncReport:
+        """The sync as a pipeline; each phase is a method below, in this order."""
         started = time.perf_counter()
         self.options = await asyncio.to_thread(with_vault_dates, self.options, self.vault)
         excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
         for problem in excluder.problems:
             log.warning("exclusion rule not used: %s", problem)
-        scan: VaultScan | None = None
-        # How the keyword column is cut: as the setting says, else as the index records, else (a first
-        # build, `--full`) detected from the notes. Decided before anything is written or compared.
-        # And the share of notes not in English, for `vask status` and `vask doctor` to weigh the model.
+        terms, not_english, scan = await self._keyword_terms(excluder, anew=force and only is None)
+        if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
+            only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
+        if only is None and not force:
+            scan = scan or await self._scan(excluder)
+            unchanged = await self._unchanged_since_last_sync(scan, started, not_english)
+            if unchanged is not None:
+                return unchanged
+        run = await self._start(only, force, terms)
+        run.scan = scan or await self._scan(excluder)
+        await self._plan(run)
+        await self._embed_and_write(run, progress)
+        await self._redo_linkers(run)
+        await self._delete(run)
+        await self._remove_orphans(run)
+        seen = ScanSeen.of(run.scan.notes) if run.only is None else None
+        scan_problems, scan_skipped = run.scan.problems, run.scan.skipped
+        run.let_go()
+        if run.large:
+            release_memory()
+        await self._finish_tables(run, stage)
+        await self._record(run, not_english, scan_problems, scan_skipped, seen)
+        run.report.seconds = time.perf_counter() - started
+        return run.report
+
+    async def _scan(self, excluder: Excluder) -> VaultScan:
+        return await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+
+    async def _keyword_terms(self, excluder: Excluder, *, anew: bool) -> tuple[str, float | None, VaultScan | None]:
+        """How the keyword column is cut: as the setting says, else as the index records, else (a
+        first build, `--full`) detected from the notes; and the share of notes not in English, for
+        `vask status` and `vask doctor` to weigh the model. Decided before anything is written or
+        compared. Returns the scan when it had to make one."""
         recorded = self.store.read_meta().active
-        anew = force and only is None
         terms = known_keyword_terms(self._keyword_setting, None if anew else recorded)
         not_english = None if anew else (recorded or {}).get("not_english")
+        scan = None
         if terms is None or not_english is None:
-            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+            scan = await self._scan(excluder)
             texts = await asyncio.to_thread(self._sample_notes, scan)
             if terms is None:
                 terms = CJK if written_in_cjk(texts) else SIMPLE
                 log.info("keyword terms: %s (from %d notes)", terms, len(texts))
             not_english = round(not_english_share(texts), 3)
         self.options = replace(self.options, keyword_terms=terms)
-        terms_changed = recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms
-        if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
-            only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
-        if only is None and not force:
-            if scan is None:
-                scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
-            unchanged = await self._unchanged_since_last_sync(scan, started, not_english)
-            if unchanged is not None:
-                return unchanged
+        return terms, not_english, scan
+
+    async def _start(self, only: set[str] | None, force: bool, terms: str) -> _Run:
+        """The index this sync writes (the configured model's), recorded as being built before any
+        write, so a crash mid-build leaves it findable while queries keep using the complete one."""
         suffix, dimension = await self.target()
-        report = SyncReport(model=self.embedder.model, dimension=dimension)
         meta = self.store.read_meta()
-        switching = meta.active is not None and meta.active.get("suffix") != suffix
-        if switching or meta.active is None:
-            # Recorded before any write, so a crash mid-build leaves the index being built findable,
-            # while queries keep using the complete one.
+        recorded = meta.active
+        switching = recorded is not None and recorded.get("suffix") != suffix
+        if switching or recorded is None:
             meta.building = {
                 "model": self.embedder.model,
                 "dimension": dimension,
                 "suffix": suffix,
                 "keyword_terms": terms,  # (what a search during the first sync cuts its question into)
             }
+            if recorded is None:
+                meta.extra[APPLIED] = current_format()  # (a new index is written in it: no step to run)
             self.store.write_meta(meta)
-        if switching:
-            only = None  # a new model's index is built whole before it is used
-        # The same model's index in an earlier table format: its vectors are copied, not made again.
-        reuse = None
-        previous_suffix = meta.active.get("suffix") if meta.active else None
-        if switching and previous_suffix in reusable_suffixes(self.embedder.model, dimension):
-            reuse = str(previous_suffix)
-            log.info("copying the vectors of the %s index into tables of the current format", self.embedder.model)
-        rechunk = force or meta.extra.get("chunking") != self.options.fingerprint()
+        return _Run(
+            suffix=suffix,
+            dimension=dimension,
+            report=SyncReport(model=self.embedder.model, dimension=dimension),
+            only=None if switching else only,  # a new model's index is built whole before it is used
+            force=force,
+            terms=terms,
+            terms_changed=recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms,
+            first=recorded is None,
+            switching=switching,
+            rechunk=force or meta.extra.get("chunking") != self.options.fingerprint(),
+        )
 
-        if scan is None:
-            scan = await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
+    async def _plan(self, run: _Run) -> None:
+        """What changed on disk since the manifest, plus the notes that link to a note now excluded."""
+        scan, report = run.scan, run.report
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        if only is not None and any(path in scan.excluded for path in only):
-            only = None  # a note moved into an excluded folder: the notes linking to it are redone too
+        if run.only is not None and any(path in scan.excluded for path in run.only):
+            run.only = None  # a note moved into an excluded folder: the notes linking to it are redone too
         # A targeted sync reads only its notes' rows, and no sync their links (most of a row; the
         # few records written back, of touched notes, have theirs read again: `_write_pending`).
-        manifest = await self.store.manifest(suffix, only, with_links=False)
-        on_disk = scan.notes if only is None else {p: s for p, s in scan.notes.items() if p in only}
-        plan = plan_scan(on_disk, manifest.stamps(), force=rechunk and only is None)
-        # Links to an excluded note resolve to nothing, as to a missing one: the notes that linked to
-        # a note now excluded are redone, so no row keeps even its path.
-        newly_excluded = {path for path in plan.deleted if path in scan.excluded}
-        linkers = await self.store.notes_linking_to(suffix, newly_excluded) - set(plan.changed) - set(plan.deleted)
-        if linkers:
-            plan = replace(plan, changed=sorted([*plan.changed, *linkers]))
-        report.scanned = len(on_disk)
-        report.unchanged = plan.unchanged
+        run.manifest = await self.store.manifest(run.suffix, run.only, with_links=False)
+        only = run.only
+        run.on_disk = scan.notes if only is None else {p: s for p, s in scan.notes.items() if p in only}
+        run.plan = plan_scan(run.on_disk, run.manifest.stamps(), force=run.rechunk and only is None)
+        run.newly_excluded = {path for path in run.plan.deleted if path in scan.excluded}
+        run.linkers = await self._linkers_of(run, run.newly_excluded, exclude=set(run.plan.changed))
+        if run.linkers:
+            run.plan = replace(run.plan, changed=sorted([*run.plan.changed, *run.linkers]))
+        report.scanned = len(run.on_disk)
+        report.unchanged = run.plan.unchanged
         report.failed.extend((p, r) for p, r in scan.problems.items() if only is None or p in only)
         report.skipped.extend((p, r) for p, r in scan.skipped.items() if only is None or p in only)
-
-        resolver = LinkResolver([path for path in scan.all_files if path not in scan.excluded])
-        total = len(plan.changed)
-        if total or plan.deleted or switching:
-            clear_snapshot(self.store.index_dir)
-        done = 0
-        self._embed_seconds = 0.0
-        queue = self._queue = SyncQueue(recent_first(plan.changed, scan.notes, self._wanted_first))
-        self.progress = sync_progress = SyncProgress(
-            notes_total=total,
-            bytes_total=sum(scan.notes[p].size for p in plan.changed if p in scan.notes),
-            started=time.monotonic(),
-        )
-        if progress:
-            progress(0, total)
-        large = total > _NOTES_PER_BATCH
-        # The first sync of an index (not a model switch: the old index answers meanwhile) that will
-        # take long writes the text of every note first, searched by keyword until the end.
-        keyword_first = meta.active is None and only is None and large
-        keyword_task: asyncio.Task[None] | None = None
+        run.resolver = LinkResolver([path for path in scan.all_files if path not in scan.excluded])
+        run.total = len(run.plan.changed)
+        run.large = run.total > _NOTES_PER_BATCH
         # A note whose file time changed but not its text (a checkout, a sync tool, a backup restore)
         # keeps its rows: rewriting them all left every index behind the table until the next
         # compaction, and searches took seconds meanwhile. Not when the chunking changed, nor for
         # the notes redone because a note they link to became excluded.
-        keep: set[str] = set() if rechunk else set(plan.changed) - linkers
-
-        prepare = functools.partial(self._prepare_ahead, on_disk, manifest, resolver, keep)
-
+        run.keep = set() if run.rechunk else set(run.plan.changed) - run.linkers
+        if run.total or run.plan.deleted or run.switching:
+            clear_snapshot(self.store.index_dir)
         # A sync of many batches reads which paths and hashes have rows once, instead of asking the
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
-        present: _Present | None = None
-        if large:
-            paths_present, hashes_present = await self.store.chunk_keys(suffix, dimension)
-            present = _Present(paths_present | set(manifest), hashes_present)
+        if run.large:
+            paths_present, hashes_present = await self.store.chunk_keys(run.suffix, run.dimension)
+            run.present = _Present(paths_present | set(run.manifest), hashes_present)
 
-        # Reading and parsing the next batch (in a worker thread) overlaps embedding and writing this
-        # one, so the model is not left waiting for the parser, nor the parser for the model.
+    async def _linkers_of(self, run: _Run, hidden: set[str], *, exclude: Collection[str] = ()) -> set[str]:
+        """The rule for notes that link to a note now excluded or opted out: links to it resolve to
+        nothing, as to a missing note, so these notes are redone and no row keeps even its path."""
+        if not hidden:
+            return set()
+        return await self.store.notes_linking_to(run.suffix, hidden) - hidden - set(exclude) - set(run.plan.deleted)
+
+    async def _embed_and_write(self, run: _Run, progress: ProgressFn | None) -> None:
+        """The changed notes, most recent (and those the person opened) first, read and parsed a
+        batch ahead in a worker thread while this batch is embedded and written: the model is not
+        left waiting for the parser, nor the parser for the model. The first sync of an index (not a
+        model switch: the old index answers meanwhile) that will take long writes every note's text
+        to a keyword table first, searched by keyword until the end."""
+        suffix, dimension, report, present = run.suffix, run.dimension, run.report, run.present
+        done = 0
+        self._embed_seconds = 0.0
+        queue = self._queue = SyncQueue(recent_first(run.plan.changed, run.scan.notes, self._wanted_first))
+        self.progress = sync_progress = SyncProgress(
+            notes_total=run.total,
+            bytes_total=sum(run.scan.notes[p].size for p in run.plan.changed if p in run.scan.notes),
+            started=time.monotonic(),
+        )
+        if progress:
+            progress(0, run.total)
+        keyword_first = run.first and run.only is None and run.large
+        keyword_task: asyncio.Task[None] | None = None
+        prepare = functools.partial(self._prepare_ahead, run.on_disk, run.manifest, run.resolver, run.keep)
         batch = queue.take(_FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
         upcoming = prepare(batch)
         pending = _Pending()
@@ -368,7 +421,7 @@ class Indexer:
                     await self._wait_while_paused(progress)
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
-                await self._embed_batch(suffix, dimension, prepared, report, present, reuse, pending)
+                await self._embed_batch(suffix, dimension, prepared, report, present, pending)
                 following = queue.take(_NOTES_PER_BATCH)
                 upcoming = prepare(following)
                 # (the first batch at once: the newest notes, searchable in the first seconds)
@@ -384,10 +437,10 @@ class Indexer:
                     embedded=report.chunks_embedded - embedded_before,
                 )
                 if keyword_first and keyword_task is None:
-                    keyword_task = self._keyword_first(suffix, sync_progress, on_disk, resolver)
+                    keyword_task = self._keyword_first(suffix, sync_progress, run.on_disk, run.resolver)
                 batch = following
                 if progress:
-                    progress(done, total)
+                    progress(done, run.total)
             if keyword_task is not None:
                 await keyword_task  # (its failure is logged there: searches then wait for the end)
         except Exception:
@@ -402,58 +455,62 @@ class Indexer:
             if keyword_task is not None and not keyword_task.done():
                 keyword_task.cancel()
 
-        if self._opted_out:
-            # Notes that opted out in their frontmatter (found only by reading them): the notes linking
-            # to them are redone without the link's target, as for the excluded above.
-            redo = sorted(await self.store.notes_linking_to(suffix, self._opted_out) - self._opted_out)
-            if redo:
-                hidden = set(scan.excluded) | self._opted_out
-                quiet = LinkResolver([path for path in scan.all_files if path not in hidden])
-                theirs = await self.store.manifest(suffix, redo, with_links=False)
-                prepared = await asyncio.to_thread(self._prepare, redo, scan.notes, theirs, quiet)
-                pending = _Pending()
-                await self._embed_batch(suffix, dimension, prepared, report, None, reuse, pending)
-                await self._write_pending(suffix, dimension, pending, None)
-            self._opted_out = set()
-        if newly_excluded:
+    async def _redo_linkers(self, run: _Run) -> None:
+        """The notes linking to notes that opted out in their frontmatter (found only by reading
+        them, during this sync), redone without the link's target (`_linkers_of`)."""
+        opted_out, self._opted_out = self._opted_out, set()
+        redo = sorted(await self._linkers_of(run, opted_out))
+        if redo:
+            hidden = set(run.scan.excluded) | opted_out
+            quiet = LinkResolver([path for path in run.scan.all_files if path not in hidden])
+            theirs = await self.store.manifest(run.suffix, redo, with_links=False)
+            prepared = await asyncio.to_thread(self._prepare, redo, run.scan.notes, theirs, quiet)
+            pending = _Pending()
+            await self._embed_batch(run.suffix, run.dimension, prepared, run.report, None, pending)
+            await self._write_pending(run.suffix, run.dimension, pending, None)
+
+    async def _delete(self, run: _Run) -> None:
+        """The notes gone from disk (or excluded), after the new ones are written: a moved note has
+        found its old vectors by content hash by now."""
+        if run.newly_excluded:
             self._purge = True  # notes that became excluded: no version of the tables may keep them
-        if plan.deleted:
-            removed = sum(manifest.chunk_count(p) for p in plan.deleted if p in manifest)
-            await self.store.delete_notes(suffix, dimension, plan.deleted)
-            report.deleted = len(plan.deleted)
-            report.chunks_removed += removed
-            self._writes_since_compact += 1
+        if not run.plan.deleted:
+            return
+        removed = sum(run.manifest.chunk_count(p) for p in run.plan.deleted if p in run.manifest)
+        await self.store.delete_notes(run.suffix, run.dimension, run.plan.deleted)
+        run.report.deleted = len(run.plan.deleted)
+        run.report.chunks_removed += removed
+        self._writes_since_compact += 1
 
-        if only is None:
-            # Rows whose note has no manifest entry: left by a crash between a note's chunk write and
-            # its manifest row, for a note that was then deleted. Nothing else would ever remove them.
-            known = (set(manifest) | set(plan.changed)) - set(plan.deleted)
-            orphans = sorted(await self.store.chunk_paths(suffix, dimension) - known)
-            if orphans:
-                log.info("removing chunks of %d notes that are in no manifest", len(orphans))
-                await self.store.delete_notes(suffix, dimension, orphans)
-                plan = replace(plan, deleted=[*plan.deleted, *orphans])
+    async def _remove_orphans(self, run: _Run) -> None:
+        """Rows whose note has no manifest entry: left by a crash between a note's chunk write and
+        its manifest row, for a note that was then deleted. Nothing else would ever remove them."""
+        if run.only is not None:
+            return
+        known = (set(run.manifest) | set(run.plan.changed)) - set(run.plan.deleted)
+        orphans = sorted(await self.store.chunk_paths(run.suffix, run.dimension) - known)
+        if orphans:
+            log.info("removing chunks of %d notes that are in no manifest", len(orphans))
+            await self.store.delete_notes(run.suffix, run.dimension, orphans)
+            run.plan = replace(run.plan, deleted=[*run.plan.deleted, *orphans])
 
-        # What the sync held of every note (the scan, the manifest, the paths and hashes present, the
-        # link resolver) is let go before the compaction and the index builds, the peak of a large sync.
-        seen = ScanSeen.of(scan.notes) if only is None else None
-        scan_problems, scan_skipped = scan.problems, scan.skipped
-        del scan, on_disk, manifest, present, resolver, keep, prepare, queue
-        if large:
-            release_memory()
-
-        wrote = total > 0 or bool(plan.deleted)
-        compacted = wrote and (only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
-        if compacted:
+    async def _finish_tables(self, run: _Run, stage: StageFn) -> None:
+        """Compaction, the keyword index, the purge of excluded notes' old versions, and a first ANN
+        index: the steps where no count moves (`StageFn`)."""
+        suffix, dimension = run.suffix, run.dimension
+        run.wrote = run.total > 0 or bool(run.plan.deleted)
+        run.compacted = run.wrote and (run.only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
+        if run.compacted:
             stage("compacting")
             await self.store.compact(suffix, dimension)
             self._writes_since_compact = 0
-            if large:
+            if run.large:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
         # (and when the text is cut another way: every row was rewritten, the index is made anew)
-        await self.store.ensure_fts(suffix, dimension, rebuild=(force and only is None) or terms_changed)
+        rebuild = (run.force and run.only is None) or run.terms_changed
+        await self.store.ensure_fts(suffix, dimension, rebuild=rebuild)
         # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
         await self.store.drop_text(suffix)
@@ -461,26 +518,35 @@ class Indexer:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
             self._purge = False
-        if large:
+        if run.large:
             # The handles and caches of every version the sync wrote, and of the full-text build, let
-            # go before the vector index is built on top: the peak of serve's first sync of 100,000
-            # notes, 618 -> 599 MiB.
+            # go before the vector index is built on top: the peak of a large first sync.
             await self.store.forget_tables()
             release_memory()
-        first_ann = await self.store.missing_vector_index(suffix, dimension) if wrote else None
+        first_ann = await self.store.missing_vector_index(suffix, dimension) if run.wrote else None
         if first_ann is not None:
             stage("vector index")
             await self.store.index_vectors_now(suffix, dimension, first_ann)
         stage(None)
 
+    async def _record(
+        self,
+        run: _Run,
+        not_english: float | None,
+        scan_problems: dict[str, str],
+        scan_skipped: dict[str, str],
+        seen: ScanSeen | None,
+    ) -> None:
+        """index.json says the index is complete (and which it replaced, whose tables go), and the
+        scan's snapshot is kept for the next "nothing changed" check."""
         meta = self.store.read_meta()
         previous = meta.active
         meta.active = {
             "model": self.embedder.model,
-            "dimension": dimension,
-            "suffix": suffix,
+            "dimension": run.dimension,
+            "suffix": run.suffix,
             "completed_at": now_iso(),
-            "keyword_terms": terms,
+            "keyword_terms": run.terms,
             "not_english": not_english,
         }
         meta.building = None
@@ -489,21 +555,19 @@ class Indexer:
         # per index version (the search calibration) must see both.
         meta.extra["syncs"] = int(meta.extra.get("syncs", 0)) + 1
         meta.extra["chunking"] = self.options.fingerprint()
-        if only is None:
+        if run.only is None:
             _remember_scan_problems(meta, scan_problems, scan_skipped)
-            meta.extra["excluded"] = dict(sorted(report.excluded.items()))  # counts by rule, no paths
+            meta.extra["excluded"] = dict(sorted(run.report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
-        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != suffix else None
+        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != run.suffix else None
         if previous and replaced:
             log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
-        await self._remove_old_tables(meta, replaced, report)
+        await self._remove_old_tables(meta, replaced, run.report)
         if seen is not None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), seen)
-        if large or compacted:
+        if run.large or run.compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
-        await self.store.index_vectors_later(suffix, dimension)
-        report.seconds = time.perf_counter() - started
-        return report
+        await self.store.index_vectors_later(run.suffix, run.dimension)
 
     def _sample_notes(self, scan: VaultScan) -> list[str]:
         """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
@@ -577,7 +641,7 @@ class Indexer:
         resolver: LinkResolver,
         keep: Collection[str],
         batch: list[str],
-    ) -> asyncio.Future[list[_Prepared]] | None:
+    ) -> asyncio.Future[list[Prepared]] | None:
         """The batch read and parsed in a worker thread, to be awaited when its turn comes."""
         if not batch:
             return None
@@ -616,7 +680,7 @@ class Indexer:
                 prepared = await asyncio.to_thread(
                     self._prepare, paths[start : start + _NOTES_PER_BATCH], on_disk, empty, resolver
                 )
-                table = _text_rows(prepared, self.options.keyword_terms)
+                table = text_rows(prepared, self.options.keyword_terms)
                 if table is not None:
                     rows.append(table)
                 if sum(t.num_rows for t in rows) >= _ROWS_PER_WRITE:
@@ -643,13 +707,13 @@ class Indexer:
         manifest: Manifest,
         resolver: LinkResolver,
         keep: Collection[str] = (),
-    ) -> list[_Prepared]:
+    ) -> list[Prepared]:
         """Reads, parses and chunks (in a worker thread: it is the CPU-heavy part). `keep`: notes
         whose stored rows stay if their text is as the manifest records it (only their time
         changed), instead of being parsed and written again."""
-        out: list[_Prepared] = []
+        out: list[Prepared] = []
         for path in paths:
-            item = _Prepared(path=path, stamp=on_disk[path])
+            item = Prepared(path=path, stamp=on_disk[path])
             if file_type(path) not in (MARKDOWN, None):
                 self._read_other(item, resolver)
                 out.append(item)
@@ -670,17 +734,12 @@ class Indexer:
             try:
                 note = parse_note(path, text, resolver)
                 if opted_out(note.frontmatter):
-                    # Read only to see this: nothing of the note is kept, embedded or logged.
-                    item.status, item.reason = "excluded", opt_out_rule()
-                    item.was_indexed = path in manifest
-                    out.append(item)
+                    out.append(_opted_out(item, manifest))
                     continue
                 item.note, item.chunks = self._chunked(note)
             except Exception as exc:  # a parser bug must cost the note its structure, not its text
                 if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out, unlogged)
-                    item.status, item.reason = "excluded", opt_out_rule()
-                    item.was_indexed = path in manifest
-                    out.append(item)
+                    out.append(_opted_out(item, manifest))
                     continue
                 log.exception("could not parse %s", path)
                 problem = f"could not parse: {type(exc).__name__}: {exc}"
@@ -698,7 +757,7 @@ class Indexer:
             out.append(item)
         return out
 
-    def _read_other(self, item: _Prepared, resolver: LinkResolver) -> None:
+    def _read_other(self, item: Prepared, resolver: LinkResolver) -> None:
         """A Canvas board or a PDF (services/files.py), dated as a note without dates of its own is."""
         try:
             read: ReadFile
@@ -727,10 +786,9 @@ class Indexer:
         self,
         suffix: str,
         dimension: int,
-        prepared: list[_Prepared],
+        prepared: list[Prepared],
         report: SyncReport,
         present: _Present | None,
-        reuse: str | None,
         pending: _Pending,
     ) -> None:
         """Embeds what a batch needs (reusing stored vectors, and those of batches not yet written)
@@ -742,8 +800,6 @@ class Indexer:
         wanted = all_hashes - known.keys()
         hashes = present.hashes.maybe_present(wanted) if present is not None else wanted
         known.update(await self.store.vectors_for_hashes(suffix, dimension, hashes))
-        if reuse is not None and len(known) < len(all_hashes):
-            known.update(await self.store.vectors_for_hashes(reuse, dimension, all_hashes - known.keys()))
         to_embed = chunks_to_embed(all_chunks, known)
         if to_embed:
             asked = time.perf_counter()
@@ -771,8 +827,8 @@ class Indexer:
                 report.failed.append((item.path, item.reason))
             elif item.status == "skipped":
                 report.skipped.append((item.path, item.reason))
-            pending.records.append(_note_record(item, indexed_at))
-        rows = _chunk_rows(prepared, known, dimension, self.options.keyword_terms)
+            pending.records.append(note_record_of(item, indexed_at))
+        rows = chunk_rows(prepared, known, dimension, self.options.keyword_terms)
         if rows is not None:
             pending.rows.append(rows)
         pending.paths.extend(item.path for item in prepared if item.kept is None)  # (touched ones keep their rows)
@@ -814,7 +870,15 @@ def _remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: 
     return changed
 
 
-def _only_touched(record: NoteRecord, item: _Prepared) -> bool:
+def _opted_out(item: Prepared, manifest: Manifest) -> Prepared:
+    """The rule for a note that opted out in its frontmatter: read only to see this, nothing of it is
+    kept, embedded or logged; its rows, if it has any, are removed (`_Pending.opted_out`)."""
+    item.status, item.reason = "excluded", opt_out_rule()
+    item.was_indexed = item.path in manifest
+    return item
+
+
+def _only_touched(record: NoteRecord, item: Prepared) -> bool:
     """The note was indexed whole from this very text, and its time moved within the same day: its
     rows would come out the same (the day is all of the time they record)."""
     return (
@@ -826,82 +890,3 @@ def _only_touched(record: NoteRecord, item: _Prepared) -> bool:
 
 def _day(mtime_ns: int) -> date:
     return datetime.fromtimestamp(mtime_ns / 1e9).date()  # as date_note reads it: local time
-
-
-def _note_record(item: _Prepared, indexed_at: str) -> NoteRecord:
-    note = item.note
-    links = [asdict(link) for link in note.links] if note else []
-    return NoteRecord(
-        path=item.path,
-        mtime_ns=item.stamp.mtime_ns,
-        size=item.stamp.size,
-        content_hash=item.content_hash,
-        title=note.title if note else display_name(item.path),
-        aliases=list(note.aliases) if note else [],
-        tags=list(note.tags) if note else [],
-        links=json.dumps(links, ensure_ascii=False),
-        chunk_count=len(item.chunks),
-        status=item.status,
-        reason=item.reason,
-        indexed_at=indexed_at,
-    )
-
-
-def _chunk_rows(
-    prepared: list[_Prepared], vectors: dict[str, np.ndarray], dimension: int, terms: str
-) -> pa.Table | None:
-    schema = chunk_schema(dimension)
-    columns, hashes = _chunk_columns(prepared, terms)
-    if not hashes:
-        return None
-    value_type = schema.field("vector").type.value_type
-    matrix = np.stack([np.asarray(vectors[h]) for h in hashes]).astype(value_type.to_pandas_dtype())
-    arrays = [pa.array(columns[name], type=schema.field(name).type) for name in schema.names if name != "vector"]
-    vector_array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), value_type), dimension)
-    return pa.Table.from_arrays([*arrays, vector_array], schema=schema)
-
-
-def _text_rows(prepared: list[_Prepared], terms: str) -> pa.Table | None:
-    """The rows of the keyword table: chunk rows without vectors."""
-    schema = text_schema()
-    columns, hashes = _chunk_columns(prepared, terms)
-    if not hashes:
-        return None
-    return pa.Table.from_arrays([pa.array(columns[n], type=schema.field(n).type) for n in schema.names], schema=schema)
-
-
-def _chunk_columns(prepared: list[_Prepared], terms: str) -> tuple[dict[str, list[object]], list[str]]:
-    columns: dict[str, list[object]] = defaultdict(list)
-    hashes: list[str] = []
-    for item in prepared:
-        note = item.note
-        if note is None:
-            continue
-        folder = posixpath.dirname(item.path)
-        aliases = " ".join(note.aliases)
-        tags = list(note.tags)
-        for chunk, span in zip(item.chunks, item.dates, strict=True):
-            columns["id"].append(chunk.id)
-            columns["path"].append(chunk.path)
-            columns["folder"].append(folder)
-            columns["title"].append(chunk.title)
-            columns["heading"].append(chunk.heading)
-            columns["anchor"].append(chunk.anchor)
-            columns["line_start"].append(chunk.line_start)
-            columns["line_end"].append(chunk.line_end)
-            columns["ordinal"].append(chunk.ordinal)
-            columns["kind"].append(chunk.kind)
-            columns["hash"].append(chunk.hash)
-            columns["text"].append(chunk.text)
-            keywords = f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}"
-            columns["search_text"].append(keyword_text(keywords, terms))
-            columns["tags"].append(tags)
-            columns["date"].append(span.start)
-            columns["date_end"].append(span.end)
-            columns["date_source"].append(span.source)
-            columns["modified"].append(item.modified)
-            columns["page"].append(chunk.page)
-            hashes.append(chunk.hash)
-    if hashes:
-        columns["hit"].extend(hit_records(columns))
-    return columns, hashes

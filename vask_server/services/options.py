@@ -59,7 +59,7 @@ def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
 def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str | None:
     """How the keyword text is cut, when it is known without reading notes: the setting's choice, or
     under `auto` what the index was built with. None: `auto` for an index that records nothing (a
-    first build, or one made before the choice existed); the indexer then reads the notes."""
+    first build, or `--full`); the indexer then reads the notes."""
     if setting != "auto":
         return setting
     recorded = (active or {}).get("keyword_terms")

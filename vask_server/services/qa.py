@@ -16,7 +16,8 @@ from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, fit_prompt, 
 from vask_server.core.question import Understood
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
-from vask_server.services.search import RetrievalConfig, Searcher
+from vask_server.services.ranking import Ranking
+from vask_server.services.search import Searcher
 
 Event = dict[str, Any]
 
@@ -31,7 +32,7 @@ class AskRequest:
     current_note: str | None = None  # "ask about this note": its passages come first
     open_note: str | None = None  # the note open in Obsidian: what "this note" in a connection question means
     chat_model: str | None = None
-    retrieval: RetrievalConfig | None = None  # how to retrieve; None: the searcher's own (eval compares)
+    retrieval: Ranking | None = None  # how to retrieve; None: the searcher's own (eval compares)
     today: date | None = None  # when it is asked, for "last month"; None: the server's local date
     read_time: bool = True  # read the time the question names; off: "ask again without it"
     connect: bool = True  # read "what connects to [[X]]" as a seed; off: the chip's "search as asked"

@@ -1,9 +1,8 @@
 """Question → ranked hits from the active index. Falls back to keyword search when Ollama is down.
 
-Configurable so `vask eval` can compare variants side by side: vector-only or hybrid (vector + BM25
-fused by a convex combination of cosine and relative BM25, the default, or by reciprocal rank), with
-or without note-level records, with or without the link graph, and a fixed or a calibrated threshold
-for saying "not in your notes".
+Vector-only or hybrid (vector + BM25, fused by a convex combination of cosine and relative BM25), and
+a threshold calibrated per index for saying "not in your notes": how it ranks and declines is the
+searcher's `Ranking` (services/ranking.py), which `vask eval` swaps for the variants it measures.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from vask_server.adapters.calibration import Calibration, read_calibration, writ
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.sql import filters_to_where
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import (
     CJK,
@@ -38,15 +38,9 @@ from vask_server.core.models import Hit
 from vask_server.core.progress import SyncProgress
 from vask_server.core.question import Understood, understand
 from vask_server.core.retrieve import (
-    CONVEX_ALPHA,
-    RRF_K,
     Filters,
     Ranked,
     content_words,
-    filters_to_where,
-    fuse,
-    fuse_convex,
-    graph_boost,
     limit_per_note,
     passage_text,
     row_to_hit,
@@ -65,6 +59,7 @@ from vask_server.errors import (
 )
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
+from vask_server.services.ranking import Ranking, RetrievalConfig
 
 log = logging.getLogger(__name__)
 
@@ -73,46 +68,10 @@ _BACKGROUND_SAMPLE = 512
 # short texts, once per index version: probes whose passage did not change are not embedded again).
 _QUERY_PROBES = 64
 _PROBE_WORDS = 6  # content words of a probe: about as many as a question's topic has
-# Within a date range, or the notes, folders or tags a question names, the best of few candidates is
-# lower than the best of the whole vault, for unrelated text too, so the "not in your notes" line sits
-# lower: at the level of unrelated pairs itself.
-NARROWED_DECLINE_SIGMAS = 0.0
 # "recently": the last 30 days, widened this many times (x3 each: 90 days, 270) when they hold nothing.
 _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
 _ORDER_BY_DATE_WITHIN = 0.85
-
-
-@dataclass(frozen=True)
-class RetrievalConfig:
-    """How to retrieve; eval compares configurations side by side."""
-
-    mode: str = "hybrid"  # "vector" or "hybrid"
-    # How hybrid mode merges the lists: "convex" (alpha × cosine + (1 − alpha) × normalised BM25)
-    # or "rrf" (reciprocal ranks, the previous default: docs/EVALUATION.md compares them).
-    fusion: str = "convex"
-    note_records: bool = True  # also match note-level records (title, aliases, headings, opening)
-    # Boost notes linked to and from the strongest hits. Off by default: on sample_vault it lowered
-    # hit@1 at every weight tried (docs/EVALUATION.md); kept as a measured option.
-    graph: bool = False
-    graph_weight: float = 0.05
-    graph_seeds: int = 5
-    graph_min_links: int = 2  # a note must be linked with this many of the seeds (co-citation)
-    per_note: int = 2  # chunks of one note among the results at most
-    candidates: int = 50  # rows fetched from each list before ranking
-    # "fixed": decline when the best cosine is under min_similarity. "calibrated": decline when the
-    # best cosine is under mean + `decline_sigmas` standard deviations of the similarity between a
-    # topic asked as a question and passages of other notes of the index: a scale each embedding
-    # model (and its query instruction) sets for itself, so no one number fits all models.
-    decline: str = "calibrated"
-    # 1.5: over the 277 answerable and 90 absent questions of the ten sets of sample_vault, the
-    # most absent questions declined while losing at most 2 answerable ones, both with all-minilm as
-    # it is and with mxbai-embed-large's query instruction put before its questions
-    # (docs/EVALUATION.md, "Not in your notes").
-    decline_sigmas: float = 1.5
-    # What the decline rule measures: "topic", the best cosine of the question's content words
-    # alone (core/retrieve.topic_query), or "question", the best cosine of the question as asked.
-    decline_on: str = "topic"
 
 
 @dataclass
@@ -166,7 +125,7 @@ class Searcher:
     def __init__(self, store: Store, gateway: ModelGateway, config: RetrievalConfig | None = None) -> None:
         self.store = store
         self.gateway = gateway
-        self.config = config or RetrievalConfig()
+        self.config = config or RetrievalConfig()  # the product's ranking; a search may be given another
         self._embedders: dict[str, Embedder] = {}
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
@@ -327,7 +286,7 @@ class Searcher:
         filters: Filters | None = None,
         read_time: bool = True,
         previous: str | None = None,
-        config: RetrievalConfig | None = None,
+        config: Ranking | None = None,
         understood: Understood | None = None,
         current_note: str | None = None,
         connect: bool = True,
@@ -345,12 +304,6 @@ class Searcher:
                 previous=previous,
                 current_note=current_note,
                 connect=connect,
-            )
-        notice = None
-        if understood.filters.dated and not await self._has_dates():
-            notice = "The index is being rebuilt to read dates; this search ignores the time range until it is done."
-            understood = replace(
-                understood, filters=replace(understood.filters, date_from=None, date_to=None), time_range=None
             )
         if understood.seed is not None:
             result = await self.connections(understood, top_k=top_k)
@@ -378,8 +331,6 @@ class Searcher:
         result.time_range = time_range
         result.query = understood.text
         result.scope = understood.scope
-        if notice:
-            result.notice = f"{result.notice} {notice}" if result.notice else notice
         return result
 
     async def connections(self, understood: Understood, *, top_k: int) -> SearchResult:
@@ -489,10 +440,6 @@ class Searcher:
             return None
         return (await self.graphs.get(index.suffix)).directory
 
-    async def _has_dates(self) -> bool:
-        index = self.active()
-        return await self.store.has_dates(index.suffix, index.dimension)
-
     async def _keyword_rows(
         self, index: ActiveIndex, query: str, limit: int, where: str | None
     ) -> tuple[list[dict[str, Any]], IndexBroken | None]:
@@ -543,14 +490,14 @@ class Searcher:
         top_k: int,
         min_similarity: float,
         filters: Filters | None = None,
-        config: RetrievalConfig | None = None,
+        config: Ranking | None = None,
     ) -> SearchResult:
         config = config or self.config
         index = self.active()
         self._quiet.touch()  # what this search frees goes back to the system once searches pause
-        clauses = [c for c in (filters_to_where(filters), None if config.note_records else "kind = 'chunk'") if c]
+        clauses = [c for c in (filters_to_where(filters), config.where()) if c]
         where = " AND ".join(f"({c})" for c in clauses) or None
-        topic = topic_query(query) if config.decline == "calibrated" and config.decline_on == "topic" else None
+        topic = topic_query(query) if config.decline_on_topic() else None
         try:
             texts = [query] if topic is None else [query, topic]
             vectors = await self._embedder(index.model).embed(texts, query=True)
@@ -614,19 +561,9 @@ class Searcher:
         # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
-        if config.mode == "hybrid" and config.fusion == "convex":
-            ranked = fuse_convex(vector_rows, text_rows, query=query, alpha=0.0 if blind else CONVEX_ALPHA)
-        else:
-            ranked = fuse(vector_rows, text_rows if config.mode == "hybrid" else [], query=query)
+        ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
         cache = await self._index_cache(index)
-        if config.graph:
-            ranked = graph_boost(
-                ranked,
-                await self.graphs.get(index.suffix),
-                seeds=config.graph_seeds,
-                weight=config.graph_weight,
-                min_links=config.graph_min_links,
-            )
+        ranked = await config.boost(ranked, lambda: self.graphs.get(index.suffix))
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best
         if topic is not None:
@@ -634,12 +571,7 @@ class Searcher:
             # it equals the topic's best over the whole index; a search of its own cost ~9 ms at
             # 124,000 chunks.)
             evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
-        threshold = min_similarity
-        if config.decline == "calibrated" and cache.calibration.pair_std > 0:
-            sigmas = config.decline_sigmas
-            if filters is not None and not filters.is_empty():
-                sigmas = min(sigmas, NARROWED_DECLINE_SIGMAS)
-            threshold = cache.calibration.pair_mean + sigmas * cache.calibration.pair_std
+        threshold = config.threshold(cache.calibration, min_similarity, filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
@@ -650,7 +582,7 @@ class Searcher:
             held = max((coverage(units, passage_text(r.row)) for r in ranked if r.keyword is not None), default=0.0)
             covered = held >= CJK_COVERAGE_EVIDENCE
             declined = not covered if blind else declined and not covered
-        hits = [] if declined else _passing(ranked, min_similarity, score=_score_scale(config))
+        hits = [] if declined else _passing(ranked, min_similarity, score=config.score)
         declined = declined or not hits
         partial = self._first_sync_notice(index)
         if partial:
@@ -695,18 +627,6 @@ def order_by_date(hits: list[Hit], *, latest: bool) -> list[Hit]:
         return (hit.date_end if latest else hit.date) or date.min
 
     return sorted(dated, key=when, reverse=latest) + undated + rest
-
-
-def _score_scale(config: RetrievalConfig) -> Callable[[Ranked], float]:
-    """The score a hit shows, the one that ranked it: the cosine, the convex score (above 1 for the
-    exact matches it ranks first), or reciprocal ranks as a share of the best possible (first in
-    both lists)."""
-    if config.mode != "hybrid":
-        return lambda item: item.similarity or 0.0
-    if config.fusion == "convex":
-        return lambda item: item.fused
-    best_possible = 2.0 / (RRF_K + 1)
-    return lambda item: item.fused / best_possible
 
 
 def _passing(ranked: list[Ranked], min_similarity: float, *, score: Callable[[Ranked], float]) -> list[Hit]:

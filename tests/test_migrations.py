@@ -1,0 +1,44 @@
+"""Index migrations: each step runs once per index, in order, and index.json records it."""
+
+import json
+
+from vask_server.adapters import migrations
+from vask_server.adapters.meta import META_FILE
+from vask_server.adapters.store import Store
+
+
+def _write_index_json(index_dir, data):
+    index_dir.mkdir(parents=True, exist_ok=True)
+    (index_dir / META_FILE).write_text(json.dumps(data))
+
+
+async def test_an_index_without_its_keyword_terms_records_the_simple_ones_once(tmp_path):
+    active = {"model": "m", "dimension": 4, "suffix": "m_4_f16_d1_p1_h1", "completed_at": "x"}
+    _write_index_json(tmp_path, {"active": active, "building": None, "last_sync": None, "extra": {}})
+    store = await Store.open(tmp_path)
+    meta = store.read_meta()
+    assert meta.active["keyword_terms"] == "simple"
+    assert meta.extra[migrations.APPLIED] == [step.__name__ for step in migrations.MIGRATIONS]
+    assert await migrations.migrate(store) == []  # (applied once: the next open runs nothing)
+
+
+async def test_an_index_not_built_yet_runs_and_records_no_step(tmp_path):
+    store = await Store.open(tmp_path)
+    assert await migrations.migrate(store) == []
+    assert not (tmp_path / META_FILE).exists()
+
+
+async def test_a_recorded_choice_is_kept(tmp_path):
+    active = {"model": "m", "dimension": 4, "suffix": "s", "keyword_terms": "cjk"}
+    _write_index_json(tmp_path, {"active": active, "extra": {}})
+    store = await Store.open(tmp_path)
+    assert store.read_meta().active["keyword_terms"] == "cjk"
+
+
+async def test_a_new_index_is_written_in_the_current_format_and_runs_no_step(fake_ollama, small_vault, settings_for):
+    from vask_server.services.context import open_services
+
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        assert services.store.read_meta().extra[migrations.APPLIED] == migrations.current_format()
+        assert await migrations.migrate(services.store) == []
