@@ -60,6 +60,9 @@ _KEYWORD_FIRST_AFTER_S = 60.0
 # enough without it, and would only be slowed by it.
 _SLOW_MODEL_CHUNKS_PER_S = 150.0
 _COMPACT_AFTER_WRITES = 25
+# A sync of this many notes has its compaction's kept versions pruned once no search can read them
+# (`Store.prune_later`): they hold as much again as the index. (A smaller one's wait the next sync.)
+_PRUNE_AFTER_NOTES = 1_000
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and compacting the 1,564 of a 100,000-note build peaked
 # 66 MiB higher, kept 90 MiB more and took 14 s against 8 s for the same rows in 192. A write waits for
@@ -568,6 +571,8 @@ class Indexer:
         if run.large or run.compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
         await self.store.index_vectors_later(run.suffix, run.dimension)
+        if run.total >= _PRUNE_AFTER_NOTES and run.compacted:
+            self.store.prune_later(run.suffix, run.dimension)
 
     def _sample_notes(self, scan: VaultScan) -> list[str]:
         """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
