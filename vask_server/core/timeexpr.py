@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from dateutil.relativedelta import relativedelta
 
 from vask_server.core.cjk import has_cjk
-from vask_server.core.dates import (
+from vask_server.core.timewords import (
     NUMBER_WORDS,
     RECENT_TIME_WORDS,
     RELATIVE_TIME_WORDS,
