@@ -133,6 +133,8 @@ def combinations() -> list[str]:
     found += [f"the past {count} {unit} at work" for count, unit in itertools.product(COUNTS, UNITS)]
     found += [f"qué hice hace {count} {unit}" for count, unit in itertools.product(COUNTS, UNITS)]
     found += [f"between {a} and {b}, what did I cook" for a, b in itertools.product(ATOMS[:12], ATOMS[:12])]
+    days = ("9 to 15 March", "March 9-15", "28 - 31 February", "del 3 al 5 de febrero", "April 30 through 31")
+    found += [f"what did I log {lead} {words}{tail}" for lead, words, tail in itertools.product(LEADS, days, TAILS)]
     found += [f"{words}我读了什么书" for words in FOREIGN] + [f"was habe ich {words} gelesen" for words in FOREIGN]
     found += [f"when did I last {verb} recently" for verb in ("run", "see Ana", "write")]
     found += [f"when did I first {verb}" for verb in ("run", "see Ana", "write")]
