@@ -384,3 +384,13 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         (vault / "Note 01.md").write_text("# Note 1\n\nNow about something else entirely.\n")
         await services.indexer.sync(stage=stages.append)
         assert "vector index" not in stages
+
+
+async def test_the_status_says_what_the_index_takes_on_disk_and_per_10000_notes(fake_ollama, small_vault, settings_for):
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        status = await index_status(services)
+    on_disk = sum(p.stat().st_size for p in (settings.resolved_index_dir() / "lancedb").rglob("*") if p.is_file())
+    assert status["disk_bytes"] == on_disk > 0
+    assert status["disk_bytes_per_10000_notes"] == round(on_disk * 10_000 / status["notes"])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vask_server.adapters.footprint import folder_bytes, per_notes
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
@@ -108,6 +110,7 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
                 skipped.append({"path": path, "reason": reason})
             else:
                 failed.append({"path": path, "reason": reason})
+    disk = await asyncio.to_thread(folder_bytes, services.index_dir / "lancedb")
     # (the same word for the same file as the sync's report: `vask index` and this must agree)
     failed.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_problems", {}).items())
     skipped.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_skipped", {}).items())
@@ -116,6 +119,9 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
         "index_dir": str(services.index_dir),
         "notes": notes,
         "chunks": chunks,
+        # the index folder's bytes (all tables and versions), and as many per 10,000 notes at this rate
+        "disk_bytes": disk,
+        "disk_bytes_per_10000_notes": per_notes(disk, notes),
         "model": active.get("model"),
         "dimension": active.get("dimension"),
         "configured_model": services.settings.embed_model,

@@ -192,6 +192,8 @@ async def status(request: web.Request) -> web.Response:
             "eta_seconds": snapshot["eta_seconds"],
             "notes": detail["notes"],
             "chunks": detail["chunks"],
+            "disk_bytes": detail["disk_bytes"],
+            "disk_bytes_per_10000_notes": detail["disk_bytes_per_10000_notes"],
             "pending": live.pending,
             "in_progress": live.in_progress,
             "done": live.done,
