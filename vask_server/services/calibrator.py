@@ -132,12 +132,12 @@ class Calibrator:
         return cache
 
     async def _measure(self, index: ActiveIndex, version: str) -> _IndexCache:
-        # Row numbers and paths only, then the vectors of the sampled rows: reading every vector (150 MB
-        # as 32-bit floats at 100,000 chunks) took over a second.
+        # Row numbers and paths only, then the vectors of the sampled rows: every vector of a large
+        # index is far too much to read for a sample.
         rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
         # One random chunk per note, so that pairs are between different notes and one long
         # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
-        # In NumPy, not as Python lists of every row (~100 MB and half a second at 500,000 chunks); the
+        # In NumPy, not as Python lists of every row (slow and large on a large index); the
         # picks are the same as a loop of `rng.choice(rows of the note)` over the notes in order.
         rng = np.random.default_rng(0)
         notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)

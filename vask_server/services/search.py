@@ -212,7 +212,7 @@ class Searcher:
     async def warm(self) -> None:
         """What the first search would otherwise do itself: the calibration sample, and one vector
         and one keyword query, which open the table and load its indexes. Run in the background once
-        the server is ready (a restart's first search took 0.8 s at 500,000 chunks); never asks the
+        the server is ready (on a large index that made a restart's first search slow); never asks the
         model. Failures are left for that first search to meet and report."""
         try:
             index = self.active()
@@ -390,7 +390,7 @@ class Searcher:
         for row, row_vector in zip(embedded_rows, text_vectors, strict=True):
             row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
         # A model that reads only English says nothing of passages in Chinese or Japanese: their cosines
-        # are no evidence that an English question is answered (they lowered the decline rate).
+        # are no evidence that an English question is answered.
         unreadable = index.keyword_terms == CJK and reads_only_english(index.model) is True
 
         def readable(row: dict[str, Any]) -> bool:
@@ -410,9 +410,8 @@ class Searcher:
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best
         if topic is not None:
-            # The topic's best cosine among the question's candidates. (Over all 165 eval questions
-            # it equals the topic's best over the whole index; a search of its own cost ~9 ms at
-            # 124,000 chunks.)
+            # The topic's best cosine among the question's candidates: on the eval questions it equals
+            # the topic's best over the whole index, without a search of its own.
             evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
         threshold = config.threshold(calibration, min_similarity, filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
