@@ -508,7 +508,7 @@ async def _index_once(
                 timeline.snapshot("half of the batches written")
 
     embedder.embed = clock.wrap_async("embedding", embedder.embed)
-    indexer._prepare = clock.wrap_sync("parse+chunk", indexer._prepare)  # type: ignore[method-assign]
+    indexer.reader.prepare = clock.wrap_sync("parse+chunk", indexer.reader.prepare)  # type: ignore[method-assign]
     scan = indexer.vault.scan
     indexer.vault.scan = clock.wrap_sync("scan", scan)  # type: ignore[method-assign]
     started = time.perf_counter()

@@ -131,20 +131,20 @@ async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only
 ):
     """The opt-out is read from the raw text before anything about the note is logged: a parser
     failure on a private note must not put its path (or its text) in the log."""
-    from vask_server.services import indexer as indexer_module
+    from vask_server.services import reading as reading_module
 
     caplog.set_level("DEBUG")
     private = vault / "Health" / "Diagnosis zqxdiag.md"
     private.parent.mkdir(parents=True, exist_ok=True)
     private.write_text("---\nvask: exclude\n---\n# Diagnosis\n\nzqxdiagword\n", "utf-8")
-    real_parse = indexer_module.parse_note
+    real_parse = reading_module.parse_note
 
     def choking(path, text, resolver):
         if "zqxdiag" in path:
             raise ValueError(f"parser bug on {path}: {text[:40]}")
         return real_parse(path, text, resolver)
 
-    monkeypatch.setattr(indexer_module, "parse_note", choking)
+    monkeypatch.setattr(reading_module, "parse_note", choking)
     async with open_services(settings_for(vault)) as services:
         report = await services.indexer.sync()
         assert report.excluded == {"frontmatter vask: exclude": 1}

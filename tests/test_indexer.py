@@ -12,6 +12,7 @@ import pytest
 import vask_server.adapters.ann_plan as ann_module
 import vask_server.adapters.store as store_module
 import vask_server.services.indexer as indexer_module
+import vask_server.services.reading as reading_module
 from tests.fake_ollama import embed_text
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
@@ -176,14 +177,14 @@ async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_emb
 async def test_a_parser_bug_costs_a_note_its_structure_not_its_text(
     fake_ollama, small_vault, settings_for, monkeypatch
 ):
-    real_parse = indexer_module.parse_note
+    real_parse = reading_module.parse_note
 
     def parse_or_break(path, text, resolver=None):
         if path == "Sourdough.md":
             raise ValueError("a parser bug")
         return real_parse(path, text, resolver)
 
-    monkeypatch.setattr(indexer_module, "parse_note", parse_or_break)
+    monkeypatch.setattr(reading_module, "parse_note", parse_or_break)
     settings = settings_for(small_vault)
     report = await sync(settings)
     assert report.failed == [] and report.skipped == []

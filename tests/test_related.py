@@ -16,8 +16,9 @@ from vask_server.adapters.sql import sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
 from vask_server.services import connections, indexer
+from vask_server.services.active_index import ActiveIndex
 from vask_server.services.ranking_variants import RankingVariant
-from vask_server.services.search import ActiveIndex, Searcher
+from vask_server.services.search import Searcher
 from vask_server.web.keys import SERVICES
 
 LINKER = "Daily/2026-03-14.md"

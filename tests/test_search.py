@@ -147,10 +147,8 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         await services.indexer.sync()
         first = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         kept = (services.index_dir / CALIBRATION_FILE).read_text("utf-8")
-        measured = services.searcher._cache
-        assert (
-            measured is not None and measured.calibration.pair_std > 0 and str(measured.calibration.pair_mean) in kept
-        )
+        measured = services.searcher.calibrator.latest
+        assert measured is not None and measured.pair_std > 0 and str(measured.pair_mean) in kept
 
     reads: list[str] = []
 
@@ -168,7 +166,7 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         await services.indexer.sync()
         again = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == []
-        assert services.searcher._cache == measured
+        assert services.searcher.calibrator.latest == measured
         assert [h.path for h in again.hits] == [h.path for h in first.hits]
         assert again.evidence_threshold == first.evidence_threshold
 
@@ -176,10 +174,8 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         await services.indexer.sync()
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == ["rows"]  # a new version: measured again (a small index, at once)
-        assert (
-            services.searcher._cache is not None
-            and services.searcher._cache.calibration.version != measured.calibration.version
-        )
+        latest = services.searcher.calibrator.latest
+        assert latest is not None and latest.version != measured.version
 
     (services.index_dir / CALIBRATION_FILE).write_text("{not json", "utf-8")
     reads.clear()
@@ -303,38 +299,38 @@ async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_again
     async with open_services(settings) as services:
         await services.indexer.sync()
         fake_ollama.fake.reset_counters()
-        cache = await services.searcher._index_cache(services.searcher.active())
-        assert cache.calibration.kind == "questions" and fake_ollama.fake.embed_calls == 1
+        calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert calibration.kind == "questions" and fake_ollama.fake.embed_calls == 1
         probes = list(fake_ollama.fake.embedded_texts)
         assert len(probes) >= 2 and all(len(p.split()) <= 6 for p in probes)
         # by hand: each probe against the sampled passages of the other notes
         suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
         rows = await services.store.all_chunk_rows(suffix, dimension, ["id", "path", "text"], where="kind = 'chunk'")
-        assert cache.calibration.notes == len(set(rows["path"].to_pylist()))
+        assert calibration.notes == len(set(rows["path"].to_pylist()))
         version = services.store.read_meta().version(suffix)
-        assert read_calibration(services.index_dir, version) == cache.calibration
+        assert read_calibration(services.index_dir, version) == calibration
 
         # a note changes: probes of unchanged passages come from memory
         (small_vault / "Sourdough.md").write_text("# Sourdough\n\nThe starter needs rye flour on Sundays.\n")
         await services.indexer.sync()
         fake_ollama.fake.reset_counters()
-        again = await services.searcher._index_cache(services.searcher.active())
-        assert again.calibration.kind == "questions"
+        again = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert again.kind == "questions"
         assert fake_ollama.fake.embed_calls <= 1 and len(fake_ollama.fake.embedded_texts) < len(probes)
 
     (services.index_dir / CALIBRATION_FILE).unlink()
     fake_ollama.fake.embed_models.pop("fake-embed")  # the model is gone: passages for the moment
     try:
         async with open_services(settings) as services:
-            cache = await services.searcher._index_cache(services.searcher.active())
-            assert cache.calibration.kind == "passages" and cache.calibration.pair_std > 0
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert calibration.kind == "passages" and calibration.pair_std > 0
             assert not (services.index_dir / CALIBRATION_FILE).exists()
             fake_ollama.fake.embed_models["fake-embed"] = 96
             services.gateway._saw(True)  # (as the next request to Ollama would find)
-            await services.searcher._index_cache(services.searcher.active())
-            await services.searcher._refresh
-            fixed = await services.searcher._index_cache(services.searcher.active())
-            assert fixed.calibration.kind == "questions"
+            await services.searcher.calibrator.for_index(services.searcher.active())
+            await services.searcher.calibrator.refreshed()
+            fixed = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert fixed.kind == "questions"
             assert (services.index_dir / CALIBRATION_FILE).exists()
     finally:
         fake_ollama.fake.embed_models["fake-embed"] = 96

@@ -40,9 +40,9 @@ log = logging.getLogger(__name__)
 _IN_LIST_BATCH = 256
 _SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
 # A connection's table handles keep metadata of every version written through them, and each new
-# version's is larger (it lists every fragment): over a first build of 100,000 notes (1,563 writes of
-# 64 notes to each table) that grew without bound, and every write got slower. Reconnecting after
-# this many writes bounds both (600 appends: +92 MiB and 52 s without, +16 MiB and 19 s with).
+# version's is larger (it lists every fragment): over a large first build (thousands of writes to
+# each table) that grows without bound, and every write gets slower. Reconnecting after this many
+# writes bounds both.
 _RECONNECT_AFTER_WRITES = 32
 # A compaction keeps the versions of its last seconds, which searches in flight may still read; after a
 # large sync those hold as much again as the index (10,000 notes of 1,024-d vectors: 799 MiB on disk,
@@ -405,8 +405,8 @@ class Store:
         if rebuild or not full_text:
             await table.create_index("search_text", config=FTS(with_position=False))
         # B-tree indexes on the columns every edit filters by (path: deletes, per-note searches;
-        # hash: vector reuse). At 100,000 chunks a one-note filtered search went from 89 ms to 4 ms,
-        # a hash lookup from 13 to 3; built in 0.1 s, kept up to date by `compact`.
+        # hash: vector reuse): both are then index lookups, not scans of the table. Quick to build,
+        # kept up to date by `compact`.
         for column in ("path", "hash"):
             if not any(index.columns == [column] for index in indices):
                 await table.create_index(column, config=BTree())
@@ -434,9 +434,9 @@ class Store:
 
     async def index_vectors_now(self, suffix: str, dimension: int, plan: AnnPlan) -> None:
         """Builds the ANN index `missing_vector_index` planned before returning: at the end of a first
-        sync, or of the sync that grows a table past `VECTOR_INDEX_MIN_ROWS`. Built in the background
-        instead, searches of a 575,273-chunk table ran exact meanwhile, 0.6-1.1 s each and ~100 MiB
-        above the build's own peak. A rebuild, which the old index serves during, stays in the
+        sync, or of the sync that grows a table past `VECTOR_INDEX_MIN_ROWS`: built in the background
+        instead, a large table's searches would run exact meanwhile, slow and on top of the build's
+        own memory peak. A rebuild, which the old index serves during, stays in the
         background (`index_vectors_later`). A failed build is logged, and tried again later."""
         await self.ann.build(f"chunks_{suffix}", await self.chunks(suffix, dimension), plan)
 
@@ -512,8 +512,8 @@ class Store:
         a caller that searches unfiltered and drops what it does not want. `approximate_filter`: a
         filtered search may go through the ANN index too (for broad
         filters: dates, folders, tags), probing more partitions, up to all, until `limit` rows pass
-        the filter. At 494,445 chunks a one-month range took ~600 ms exact and 66 ms so, recall@50
-        1.000. Otherwise filtered searches are exact: the B-tree on `path` makes one-note filters
+        the filter: on a large table a broad range is much quicker so, and finds the same rows.
+        Otherwise filtered searches are exact: the B-tree on `path` makes one-note filters
         fast, where the index would probe every partition to find their few rows."""
         table = await self.chunks(suffix, dimension)
         query = table.query().nearest_to(vector.astype(np.float32)).distance_type("cosine").limit(limit)

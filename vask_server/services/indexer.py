@@ -14,92 +14,48 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
 
-import numpy as np
-import pyarrow as pa
-
-from vask_server.adapters.manifest import Manifest, NoteRecord
+from vask_server.adapters.manifest import Manifest
 from vask_server.adapters.memory import release_memory
 from vask_server.adapters.meta import IndexMeta, table_suffix
 from vask_server.adapters.migrations import APPLIED, current_format
 from vask_server.adapters.ollama import Embedder
-from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import UNDROPPED_TABLES, Store, now_iso
-from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
-from vask_server.core.chunk import chunk_note
+from vask_server.adapters.vault import FileStat, Vault, VaultScan
 from vask_server.core.cjk import CJK, SIMPLE, written_in_cjk
-from vask_server.core.dates import chunk_dates, date_note
-from vask_server.core.describe import note_record
-from vask_server.core.exclude import Excluder, opt_out_rule, opted_out, opted_out_text
-from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
-from vask_server.core.hashkeys import HashKeys
+from vask_server.core.exclude import Excluder
 from vask_server.core.language import not_english_share
 from vask_server.core.links import LinkResolver
-from vask_server.core.models import Chunk, Note
-from vask_server.core.parse import parse_note, plain_note
-from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, chunks_to_embed, plan_scan, recent_first
+from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
-from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
+from vask_server.services.batches import Pending, Present, embed_batch, write_pending
+from vask_server.services.keyword_first import (
+    FIRST_BATCH_NOTES,
+    KEYWORD_FIRST_AFTER_S,
+    SLOW_MODEL_CHUNKS_PER_S,
+    long_first_sync,
+    start_keyword_table,
+)
 from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
-from vask_server.services.rows import Prepared, chunk_rows, note_record_of, text_rows
+from vask_server.services.pause import SyncPause
+from vask_server.services.reading import NoteReader, sample_notes
+from vask_server.services.rows import Prepared
+from vask_server.services.sync_report import SyncReport
 
 log = logging.getLogger(__name__)
 
 _NOTES_PER_BATCH = 64
-# A sync's first batch is small: it measures the model's pace within seconds, which decides whether
-# the notes' text is made searchable by keyword ahead of their vectors (`_KEYWORD_FIRST_AFTER_S`).
-_FIRST_BATCH_NOTES = 8
-# A first sync expected to take longer than this writes every note's text (and its keyword index)
-# before the vectors: with a laptop's model a large vault takes an hour, and its notes would be
-# unsearchable meanwhile. A quicker one does not: it would only add the reading of every note twice.
-_KEYWORD_FIRST_AFTER_S = 60.0
-# ... and only with a model slower than this (chunks a second: a CPU's pace, not a GPU's), for which
-# reading every note once more costs little beside the embedding; a fast model's first sync is quick
-# enough without it, and would only be slowed by it.
-_SLOW_MODEL_CHUNKS_PER_S = 150.0
 _COMPACT_AFTER_WRITES = 25
 # A sync of this many notes has its compaction's kept versions pruned once no search can read them
 # (`Store.prune_later`): they hold as much again as the index. (A smaller one's wait the next sync.)
 _PRUNE_AFTER_NOTES = 1_000
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
-# append is a table version and a data file, and compacting the 1,564 of a 100,000-note build peaked
-# 66 MiB higher, kept 90 MiB more and took 14 s against 8 s for the same rows in 192. A write waits for
-# this many rows or this long, so a crash loses at most a few seconds of embedding (redone next time).
+# append is a table version and a data file, and many small ones make the compaction slower and its
+# memory peak higher than the same rows in fewer. A write waits for this many rows or this long, so a
+# crash loses at most a few seconds of embedding (redone next time).
 _ROWS_PER_WRITE = 4_096
 _SECONDS_PER_WRITE = 5.0
-# Notes read to tell a vault's script (VASK_KEYWORD_TOKENIZER=auto), spread evenly over its paths.
-_LANGUAGE_SAMPLE = 200
-
-
-@dataclass
-class SyncReport:
-    scanned: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
-    chunks_removed: int = 0  # rows of deleted notes
-    touched: int = 0  # notes whose file time changed but not their text: rows kept, time recorded
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    excluded: dict[str, int] = field(default_factory=dict)  # notes left out, by rule (never their paths)
-    warnings: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    model: str = ""
-    dimension: int = 0
-
-    def summary(self) -> str:
-        return (
-            f"{self.scanned} notes scanned, {self.changed} changed, {self.deleted} deleted; "
-            + (f"{self.touched} touched (only their time changed); " if self.touched else "")
-            + f"chunks: {self.chunks_embedded} embedded, {self.chunks_reused} reused, "
-            f"{self.chunks_removed} removed; {len(self.failed)} failed, {len(self.skipped)} skipped; "
-            + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
-            + f"{self.seconds:.2f} s"
-        )
 
 
 ProgressFn = Callable[[int, int], None]
@@ -107,33 +63,6 @@ ProgressFn = Callable[[int, int], None]
 # "removing excluded notes", "vector index"; None again when it is done. (LanceDB reports no progress
 # inside them: at 100,000 notes they take ~35 s, and a first vector index ~20 s more.)
 StageFn = Callable[[str | None], None]
-
-
-@dataclass
-class _Pending:
-    """Batches embedded but not yet written (see `_ROWS_PER_WRITE`)."""
-
-    started: float = field(default_factory=time.monotonic)
-    paths: list[str] = field(default_factory=list)
-    rows: list[pa.Table] = field(default_factory=list)
-    records: list[NoteRecord] = field(default_factory=list)
-    opted_out: list[str] = field(default_factory=list)  # notes that opted out and have rows to remove
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # by hash: what later batches can reuse
-
-    @property
-    def row_count(self) -> int:
-        return sum(table.num_rows for table in self.rows)
-
-    def due(self) -> bool:
-        return self.row_count >= _ROWS_PER_WRITE or time.monotonic() - self.started >= _SECONDS_PER_WRITE
-
-
-@dataclass
-class _Present:
-    """What the chunks table (and manifest) held when a large sync started, plus what it wrote."""
-
-    paths: set[str]
-    hashes: HashKeys
 
 
 @dataclass
@@ -157,7 +86,7 @@ class _Run:
     on_disk: dict[str, FileStat] = field(init=False)
     resolver: LinkResolver = field(init=False)
     keep: set[str] = field(init=False)
-    present: _Present | None = None
+    present: Present | None = None
     plan: ScanPlan = field(init=False)
     newly_excluded: set[str] = field(default_factory=set)
     linkers: set[str] = field(default_factory=set)
@@ -182,14 +111,15 @@ class Indexer:
         self._purge = False  # excluded notes were removed since the last purge
         self._opted_out: set[str] = set()  # notes found opted out during this sync
         self._lock = asyncio.Lock()
-        self._pdf: PdfReader | None = None  # started on a sync's first PDF, stopped when the sync ends
+        self.reader = NoteReader(vault, options)  # (given each sync's options as it starts)
         self.progress: SyncProgress | None = None  # the running sync's, for the status
         self._queue: SyncQueue | None = None  # the running sync's notes still to do
         self._wanted_first: list[str] = []  # notes the person opened: taken first
-        self._pause_changed = asyncio.Event()
+        self.pause = SyncPause(store)
         self._pausable = False
-        self.keyword_first_after_s = _KEYWORD_FIRST_AFTER_S
-        self.slow_model_chunks_per_s = _SLOW_MODEL_CHUNKS_PER_S
+        # When a first sync writes every note's text for keyword search before embedding (keyword_first.py)
+        self.keyword_first_after_s = KEYWORD_FIRST_AFTER_S
+        self.slow_model_chunks_per_s = SLOW_MODEL_CHUNKS_PER_S
         self._embed_seconds = 0.0  # the running sync's time waiting for the model
 
     # -- the person's say in a long sync ------------------------------------------------------------
@@ -203,38 +133,11 @@ class Indexer:
 
     @property
     def paused(self) -> bool:
-        """Background syncs wait while this is set (kept in index.json: a restart stays paused, and
-        `vask pause` from another process is heard)."""
-        return bool(self.store.read_meta().extra.get("paused"))
+        """Background syncs wait while this is set (services/pause.py)."""
+        return self.pause.on
 
     def set_paused(self, paused: bool) -> None:
-        meta = self.store.read_meta()
-        if paused:
-            meta.extra["paused"] = True
-        else:
-            meta.extra.pop("paused", None)
-        self.store.write_meta(meta)
-        self._pause_changed.set()
-
-    async def _wait_while_paused(self, progress: ProgressFn | None) -> None:
-        if not self.paused:
-            return
-        started = time.monotonic()
-        if self.progress is not None:
-            self.progress.paused = True
-        if progress and self.progress is not None:
-            progress(self.progress.notes_done, self.progress.notes_total)
-        log.info("indexing paused")
-        while self.paused:
-            self._pause_changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._pause_changed.wait(), 1.0)  # (or `vask resume`, heard in index.json)
-        log.info("indexing resumed")
-        if self.progress is not None:
-            self.progress.paused = False
-            self.progress.was_paused(time.monotonic() - started)
-        if progress and self.progress is not None:
-            progress(self.progress.notes_done, self.progress.notes_total)
+        self.pause.set(paused)
 
     async def target(self) -> tuple[str, int]:
         """The table suffix and dimension for the configured embedding model (asks the model)."""
@@ -258,9 +161,7 @@ class Indexer:
                 return await self._sync(set(only) if only is not None else None, force, progress, stage or _no_stage)
             finally:
                 self.progress, self._queue = None, None
-                if self._pdf is not None:
-                    await asyncio.to_thread(self._pdf.close)
-                    self._pdf = None
+                await asyncio.to_thread(self.reader.close)  # (its PDF worker, if the sync started one)
 
     async def _sync(
         self, only: set[str] | None, force: bool, progress: ProgressFn | None, stage: StageFn
@@ -272,6 +173,7 @@ class Indexer:
         for problem in excluder.problems:
             log.warning("exclusion rule not used: %s", problem)
         terms, not_english, scan = await self._keyword_terms(excluder, anew=force and only is None)
+        self.reader.options = self.options  # (as they are for this sync, its keyword terms decided)
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         if only is None and not force:
@@ -310,7 +212,7 @@ class Indexer:
         scan = None
         if terms is None or not_english is None:
             scan = await self._scan(excluder)
-            texts = await asyncio.to_thread(self._sample_notes, scan)
+            texts = await asyncio.to_thread(sample_notes, self.vault, scan, self.options.max_note_bytes)
             if terms is None:
                 terms = CJK if written_in_cjk(texts) else SIMPLE
                 log.info("keyword terms: %s (from %d notes)", terms, len(texts))
@@ -383,7 +285,7 @@ class Indexer:
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
         if run.large:
             paths_present, hashes_present = await self.store.chunk_keys(run.suffix, run.dimension)
-            run.present = _Present(paths_present | set(run.manifest), hashes_present)
+            run.present = Present(paths_present | set(run.manifest), hashes_present)
 
     async def _linkers_of(self, run: _Run, hidden: set[str], *, exclude: Collection[str] = ()) -> set[str]:
         """The rule for notes that link to a note now excluded or opted out: links to it resolve to
@@ -412,25 +314,25 @@ class Indexer:
         keyword_first = run.first and run.only is None and run.large
         keyword_task: asyncio.Task[None] | None = None
         prepare = functools.partial(self._prepare_ahead, run.on_disk, run.manifest, run.resolver, run.keep)
-        batch = queue.take(_FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
+        batch = queue.take(FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
         upcoming = prepare(batch)
-        pending = _Pending()
+        pending = Pending()
         try:
             while upcoming is not None:
                 if self._pausable and self.paused:
                     if pending.paths:  # what is embedded is kept while paused
                         await self._write_pending(suffix, dimension, pending, present)
-                        pending = _Pending()
-                    await self._wait_while_paused(progress)
+                        pending = Pending()
+                    await self.pause.wait_while_on(self.progress, progress)
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
                 await self._embed_batch(suffix, dimension, prepared, report, present, pending)
                 following = queue.take(_NOTES_PER_BATCH)
                 upcoming = prepare(following)
                 # (the first batch at once: the newest notes, searchable in the first seconds)
-                if pending.due() or upcoming is None or done == 0:
+                if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or done == 0:
                     await self._write_pending(suffix, dimension, pending, present)
-                    pending = _Pending()
+                    pending = Pending()
                 done += len(batch)
                 sync_progress.advance(
                     time.monotonic(),
@@ -467,8 +369,8 @@ class Indexer:
             hidden = set(run.scan.excluded) | opted_out
             quiet = LinkResolver([path for path in run.scan.all_files if path not in hidden])
             theirs = await self.store.manifest(run.suffix, redo, with_links=False)
-            prepared = await asyncio.to_thread(self._prepare, redo, run.scan.notes, theirs, quiet)
-            pending = _Pending()
+            prepared = await asyncio.to_thread(self.reader.prepare, redo, run.scan.notes, theirs, quiet)
+            pending = Pending()
             await self._embed_batch(run.suffix, run.dimension, prepared, run.report, None, pending)
             await self._write_pending(run.suffix, run.dimension, pending, None)
 
@@ -574,21 +476,6 @@ class Indexer:
         if run.total >= _PRUNE_AFTER_NOTES and run.compacted:
             self.store.prune_later(run.suffix, run.dimension)
 
-    def _sample_notes(self, scan: VaultScan) -> list[str]:
-        """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
-        (nothing of it is kept). Notes that opted out are left out."""
-        paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
-        step = max(1, len(paths) // _LANGUAGE_SAMPLE)
-        texts = []
-        for path in paths[::step][:_LANGUAGE_SAMPLE]:
-            try:
-                text, _ = self.vault.read_note(path, self.options.max_note_bytes)
-            except NoteUnreadable:
-                continue
-            if not opted_out_text(text):
-                texts.append(text)
-        return texts
-
     async def _unchanged_since_last_sync(
         self, scan: VaultScan, started: float, not_english: float | None
     ) -> SyncReport | None:
@@ -650,142 +537,32 @@ class Indexer:
         """The batch read and parsed in a worker thread, to be awaited when its turn comes."""
         if not batch:
             return None
-        return asyncio.ensure_future(asyncio.to_thread(self._prepare, batch, on_disk, manifest, resolver, keep))
+        return asyncio.ensure_future(asyncio.to_thread(self.reader.prepare, batch, on_disk, manifest, resolver, keep))
 
     def _keyword_first(
-        self,
-        suffix: str,
-        progress: SyncProgress,
-        on_disk: dict[str, FileStat],
-        resolver: LinkResolver,
+        self, suffix: str, progress: SyncProgress, on_disk: dict[str, FileStat], resolver: LinkResolver
     ) -> asyncio.Task[None] | None:
-        """After the first batch has measured the model's pace: when the rest will take longer than
-        `_KEYWORD_FIRST_AFTER_S`, the text of every note left is written to the store's keyword
-        table (in the background, beside the embedding) and searched by keyword until the end."""
-        seconds_left = progress.eta_seconds(min_measured_s=0.0)
-        if seconds_left is None or seconds_left < self.keyword_first_after_s:
+        """After the first batch has measured the model's pace: the keyword table, written in the
+        background when the rest will take long (keyword_first.py)."""
+        seconds_left = long_first_sync(
+            progress,
+            self._embed_seconds,
+            after_s=self.keyword_first_after_s,
+            slow_chunks_per_s=self.slow_model_chunks_per_s,
+        )
+        if seconds_left is None:
             return None
-        if progress.chunks_embedded > self.slow_model_chunks_per_s * self._embed_seconds:
-            return None
-        # Every note, those embedded already too: until the end, keyword searches read this table
-        # alone. Markdown and canvases: a PDF is read by the sync's one PDF worker, not to be shared.
-        paths = recent_first((p for p in on_disk if file_type(p) in (MARKDOWN, CANVAS, None)), on_disk)
-        log.info("the first sync will take ~%d min: every note is searchable by keyword first", seconds_left // 60)
-        return asyncio.create_task(self._write_keyword_table(suffix, paths, on_disk, resolver), name="vask-keywords")
-
-    async def _write_keyword_table(
-        self, suffix: str, paths: list[str], on_disk: dict[str, FileStat], resolver: LinkResolver
-    ) -> None:
-        started = time.perf_counter()
-        try:
-            await self.store.start_text(suffix)
-            empty = Manifest.empty()
-            rows: list[pa.Table] = []
-            for start in range(0, len(paths), _NOTES_PER_BATCH):
-                prepared = await asyncio.to_thread(
-                    self._prepare, paths[start : start + _NOTES_PER_BATCH], on_disk, empty, resolver
-                )
-                table = text_rows(prepared, self.options.keyword_terms)
-                if table is not None:
-                    rows.append(table)
-                if sum(t.num_rows for t in rows) >= _ROWS_PER_WRITE:
-                    await self.store.add_text_rows(suffix, pa.concat_tables(rows))
-                    rows = []
-            if rows:
-                await self.store.add_text_rows(suffix, pa.concat_tables(rows))
-            await self.store.finish_text(suffix)
-            log.info(
-                "every note is searchable by keyword (%d notes in %.1f s); %d are still to be embedded",
-                len(paths),
-                time.perf_counter() - started,
-                len(self._queue or ()),
-            )
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # keyword search then waits for the sync's end, as it did without this
-            log.exception("writing the keyword table failed")
-
-    def _prepare(
-        self,
-        paths: list[str],
-        on_disk: dict[str, FileStat],
-        manifest: Manifest,
-        resolver: LinkResolver,
-        keep: Collection[str] = (),
-    ) -> list[Prepared]:
-        """Reads, parses and chunks (in a worker thread: it is the CPU-heavy part). `keep`: notes
-        whose stored rows stay if their text is as the manifest records it (only their time
-        changed), instead of being parsed and written again."""
-        out: list[Prepared] = []
-        for path in paths:
-            item = Prepared(path=path, stamp=on_disk[path])
-            if file_type(path) not in (MARKDOWN, None):
-                self._read_other(item, resolver)
-                out.append(item)
-                continue
-            try:
-                text, warnings = self.vault.read_note(path, self.options.max_note_bytes)
-            except NoteUnreadable as exc:
-                item.status, item.reason = exc.status, exc.reason
-                out.append(item)
-                continue
-            item.warnings.extend(warnings)
-            item.content_hash = content_hash(text)
-            record = manifest.get(path) if path in keep else None
-            if record is not None and _only_touched(record, item):
-                item.kept = record
-                out.append(item)
-                continue
-            try:
-                note = parse_note(path, text, resolver)
-                if opted_out(note.frontmatter):
-                    out.append(_opted_out(item, manifest))
-                    continue
-                item.note, item.chunks = self._chunked(note)
-            except Exception as exc:  # a parser bug must cost the note its structure, not its text
-                if opted_out_text(text):  # (even a note the parser chokes on keeps its opt-out, unlogged)
-                    out.append(_opted_out(item, manifest))
-                    continue
-                log.exception("could not parse %s", path)
-                problem = f"could not parse: {type(exc).__name__}: {exc}"
-                try:
-                    warning = f"{path}: {problem}; indexed as plain text, without its headings, links and tags"
-                    item.note, item.chunks = self._chunked(plain_note(path, text, warning))
-                except Exception:  # not even as plain text: the note is listed as failed, with why
-                    log.exception("could not index %s as plain text", path)
-                    item.status, item.reason = "failed", problem
-                    item.note, item.chunks = None, []
-            if item.note is not None:
-                item.warnings.extend(item.note.warnings)
-                dates = date_note(item.note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
-                item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
-            out.append(item)
-        return out
-
-    def _read_other(self, item: Prepared, resolver: LinkResolver) -> None:
-        """A Canvas board or a PDF (services/files.py), dated as a note without dates of its own is."""
-        try:
-            read: ReadFile
-            if file_type(item.path) == CANVAS:
-                read = read_canvas(self.vault, item.path, self.options, resolver)
-            else:
-                if self._pdf is None:
-                    self._pdf = PdfReader(self.options.pdf_timeout, self.options.max_pdf_bytes)
-                read = read_pdf(self.vault, self._pdf, item.path, self.options)
-        except NoteUnreadable as exc:
-            item.status, item.reason = exc.status, exc.reason
-            return
-        item.note, item.chunks, item.content_hash = read.note, read.chunks, read.content_hash
-        item.warnings.extend(read.warnings)
-        dates = date_note(read.note, datetime.fromtimestamp(item.stamp.mtime_ns / 1e9), self.options.dates)
-        item.dates, item.modified = chunk_dates(item.chunks, dates), dates.modified
-
-    def _chunked(self, note: Note) -> tuple[Note, list[Chunk]]:
-        chunks = chunk_note(note, self.options.chunking)
-        record = note_record(note) if self.options.note_records else None
-        if record is not None:
-            chunks.append(record)
-        return note, chunks
+        return start_keyword_table(
+            self.store,
+            self.reader,
+            suffix,
+            on_disk,
+            resolver,
+            seconds_left=seconds_left,
+            notes_per_batch=_NOTES_PER_BATCH,
+            rows_per_write=_ROWS_PER_WRITE,
+            left_to_embed=lambda: len(self._queue or ()),
+        )
 
     async def _embed_batch(
         self,
@@ -793,69 +570,17 @@ class Indexer:
         dimension: int,
         prepared: list[Prepared],
         report: SyncReport,
-        present: _Present | None,
-        pending: _Pending,
+        present: Present | None,
+        pending: Pending,
     ) -> None:
-        """Embeds what a batch needs (reusing stored vectors, and those of batches not yet written)
-        and adds its rows and note records to `pending`."""
-        all_chunks = [chunk for item in prepared for chunk in item.chunks]
-        all_hashes = {c.hash for c in all_chunks}
-        known = {h: pending.vectors[h] for h in all_hashes if h in pending.vectors}
-        # (with `present`: the others have no stored vector, no need to ask)
-        wanted = all_hashes - known.keys()
-        hashes = present.hashes.maybe_present(wanted) if present is not None else wanted
-        known.update(await self.store.vectors_for_hashes(suffix, dimension, hashes))
-        to_embed = chunks_to_embed(all_chunks, known)
-        if to_embed:
-            asked = time.perf_counter()
-            vectors = await self.embedder.embed([c.embed_text for c in to_embed])
-            self._embed_seconds += time.perf_counter() - asked
-            for chunk, vector in zip(to_embed, vectors, strict=True):
-                known[chunk.hash] = vector
-        report.chunks_embedded += len(to_embed)
-        report.chunks_reused += len(all_chunks) - len(to_embed)
-
-        indexed_at = now_iso()
-        self._opted_out.update(item.path for item in prepared if item.status == "excluded")
-        pending.opted_out.extend(item.path for item in prepared if item.status == "excluded" and item.was_indexed)
-        for item in prepared:
-            if item.status == "excluded":
-                report.excluded[item.reason] = report.excluded.get(item.reason, 0) + 1
-                continue
-            if item.kept is not None:
-                report.touched += 1
-                pending.records.append(replace(item.kept, mtime_ns=item.stamp.mtime_ns, size=item.stamp.size))
-                continue
-            report.changed += 1
-            report.warnings.extend(item.warnings)
-            if item.status == "failed":
-                report.failed.append((item.path, item.reason))
-            elif item.status == "skipped":
-                report.skipped.append((item.path, item.reason))
-            pending.records.append(note_record_of(item, indexed_at))
-        rows = chunk_rows(prepared, known, dimension, self.options.keyword_terms)
-        if rows is not None:
-            pending.rows.append(rows)
-        pending.paths.extend(item.path for item in prepared if item.kept is None)  # (touched ones keep their rows)
-        pending.vectors.update(known)
-
-    async def _write_pending(self, suffix: str, dimension: int, pending: _Pending, present: _Present | None) -> None:
-        unread = [record.path for record in pending.records if record.links is None]
-        if unread:  # touched notes' records, read without their links: they are written back whole
-            links = await self.store.links_of(suffix, unread)
-            pending.records = [
-                replace(r, links=links.get(r.path, "[]")) if r.links is None else r for r in pending.records
-            ]
-        rows = pa.concat_tables(pending.rows) if pending.rows else None
-        await self.store.write_notes(
-            suffix, dimension, pending.paths, rows, pending.records, existing=None if present is None else present.paths
+        self._embed_seconds += await embed_batch(
+            self.store, self.embedder, suffix, dimension, prepared, report, present, pending, self.options.keyword_terms
         )
-        if pending.opted_out:  # notes that have just opted out: their rows go, and no kept version may hold them
-            await self.store.delete_notes(suffix, dimension, pending.opted_out)
-            self._purge = True
-        if present is not None:
-            present.paths.update(pending.paths)
-            present.hashes.add(pending.vectors)
+        self._opted_out.update(item.path for item in prepared if item.status == "excluded")
+
+    async def _write_pending(self, suffix: str, dimension: int, pending: Pending, present: Present | None) -> None:
+        if await write_pending(self.store, suffix, dimension, pending, present):
+            self._purge = True  # notes that have just opted out: no kept version of the tables may hold them
         self._writes_since_compact += 1
 
 
@@ -873,25 +598,3 @@ def _remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: 
     changed = any(meta.extra.get(key, {}) != value for key, value in found.items())
     meta.extra.update(found)
     return changed
-
-
-def _opted_out(item: Prepared, manifest: Manifest) -> Prepared:
-    """The rule for a note that opted out in its frontmatter: read only to see this, nothing of it is
-    kept, embedded or logged; its rows, if it has any, are removed (`_Pending.opted_out`)."""
-    item.status, item.reason = "excluded", opt_out_rule()
-    item.was_indexed = item.path in manifest
-    return item
-
-
-def _only_touched(record: NoteRecord, item: Prepared) -> bool:
-    """The note was indexed whole from this very text, and its time moved within the same day: its
-    rows would come out the same (the day is all of the time they record)."""
-    return (
-        record.status == "ok"
-        and record.content_hash == item.content_hash
-        and _day(record.mtime_ns) == _day(item.stamp.mtime_ns)
-    )
-
-
-def _day(mtime_ns: int) -> date:
-    return datetime.fromtimestamp(mtime_ns / 1e9).date()  # as date_note reads it: local time

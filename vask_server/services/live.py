@@ -18,7 +18,7 @@ from typing import Any
 from vask_server.adapters.watcher import RESCAN, Debouncer
 from vask_server.errors import VaskError
 from vask_server.services.context import Services, index_status
-from vask_server.services.indexer import SyncReport
+from vask_server.services.sync_report import SyncReport
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from vask_server.adapters.store import Store
+from vask_server.services.active_index import ActiveIndex
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
-from vask_server.services.search import ActiveIndex
 
 _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for how they are connected)
 

@@ -8,7 +8,6 @@ searcher's `Ranking` (services/ranking.py), which `vask eval` swaps for the vari
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -16,9 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.ollama import Embedder
@@ -27,7 +24,6 @@ from vask_server.adapters.store import Store
 from vask_server.core.cjk import (
     CJK,
     CJK_COVERAGE_EVIDENCE,
-    SIMPLE,
     cjk_content,
     coverage,
     keyword_text,
@@ -53,21 +49,17 @@ from vask_server.errors import (
     ModelMissing,
     NoOpenNote,
     NotIndexed,
-    OllamaFailed,
     OllamaUnavailable,
     ScopeNotFound,
 )
+from vask_server.services.active_index import ActiveIndex, active_index
+from vask_server.services.calibrator import Calibrator
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
 from vask_server.services.ranking import Ranking, RetrievalConfig
 
 log = logging.getLogger(__name__)
 
-_BACKGROUND_SAMPLE = 512
-# Of that sample, the passages whose topic is embedded as a question for the calibration (a few dozen
-# short texts, once per index version: probes whose passage did not change are not embedded again).
-_QUERY_PROBES = 64
-_PROBE_WORDS = 6  # content words of a probe: about as many as a question's topic has
 # "recently": the last 30 days, widened this many times (x3 each: 90 days, 270) when they hold nothing.
 _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
@@ -101,180 +93,31 @@ class SearchResult:
         return {"seed": self.seed, "title": self.seed_title or self.seed, "words": self.connection_words or ""}
 
 
-@dataclass(frozen=True)
-class ActiveIndex:
-    model: str
-    dimension: int
-    suffix: str
-    keyword_terms: str = SIMPLE  # how its keyword text is cut (core/cjk.py): questions are cut alike
-    # False during an index's first sync: what is embedded so far is searched, and the notes not
-    # yet embedded by keyword alone (the store's keyword table), once that is written.
-    complete: bool = True
-
-
-@dataclass(frozen=True)
-class _IndexCache:
-    """Per index version: the calibration measured on a sample of its vectors (or kept from a run
-    before), and the index it belongs to."""
-
-    suffix: str
-    calibration: Calibration
-
-
 class Searcher:
     def __init__(self, store: Store, gateway: ModelGateway, config: RetrievalConfig | None = None) -> None:
         self.store = store
         self.gateway = gateway
         self.config = config or RetrievalConfig()  # the product's ranking; a search may be given another
         self._embedders: dict[str, Embedder] = {}
-        self._cache: _IndexCache | None = None
-        self._refresh: asyncio.Task[None] | None = None
-        # The measurement a search waits for, shared by every search (and the warm-up) that needs it
-        # meanwhile: each measuring for itself read every chunk's path once per caller.
-        self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
-        self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
+        self.calibrator = Calibrator(store, gateway)  # the decline line, per index version
         self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
         self._quiet = ReleaseWhenQuiet()
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
 
     def active(self) -> ActiveIndex:
-        meta = self.store.read_meta()
-        if not meta.active and meta.building:
-            building = meta.building
-            terms = str(building.get("keyword_terms", SIMPLE))
-            return ActiveIndex(building["model"], int(building["dimension"]), building["suffix"], terms, complete=False)
-        if not meta.active:
-            raise NotIndexed(
-                "The vault has not been indexed yet.",
-                "Run `vask index --vault PATH`, or wait for `vask serve` to finish its first sync.",
-            )
-        terms = str(meta.active.get("keyword_terms", SIMPLE))
-        return ActiveIndex(meta.active["model"], int(meta.active["dimension"]), meta.active["suffix"], terms)
+        return active_index(self.store.read_meta())
 
     async def close(self) -> None:
         """Stops what the searcher runs in the background (a calibration being measured), before the
         model's client it uses is closed."""
-        for task in (self._refresh, self._measuring[1] if self._measuring else None):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await self.calibrator.close()
 
     def _embedder(self, model: str) -> Embedder:
         if model not in self._embedders:
             # batch of 2: the question and its topic go to Ollama in one call
             self._embedders[model] = Embedder(self.gateway, model, batch_size=2, concurrency=1)
         return self._embedders[model]
-
-    async def _index_cache(self, index: ActiveIndex) -> _IndexCache:
-        version = self.store.read_meta().version(index.suffix)
-        cache = self._cache
-        if cache is not None and cache.calibration.version == version:
-            if cache.calibration.kind != "questions" and self.gateway.reachable and not self._refreshing():
-                # measured while the model could not be asked: measured properly now that it can be
-                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
-            return cache
-        if cache is not None and cache.suffix == index.suffix and cache.calibration.notes >= _BACKGROUND_SAMPLE:
-            # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
-            # its notes), so the previous figures serve while fresh ones are computed in the
-            # background: no search waits for it. (A small index is re-read at once: it is quick,
-            # and there one note can move the figures.)
-            if not self._refreshing():
-                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
-            return cache
-        if self._measuring is None or self._measuring[0] != version or self._measuring[1].done():
-            task = asyncio.create_task(self._rebuild(index, version), name="vask-search-cache")
-            self._measuring = (version, task)
-        # (shielded: a client that hangs up does not cancel what the other waiters wait for)
-        return await asyncio.shield(self._measuring[1])
-
-    def _refreshing(self) -> bool:
-        return self._refresh is not None and not self._refresh.done()
-
-    async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
-        try:
-            await self._rebuild(index, version, background=True)
-        except Exception:  # the next search tries again; meanwhile the previous figures serve
-            log.exception("refreshing the search calibration failed")
-
-    async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
-        saved = read_calibration(self.store.index_dir, version)
-        if saved is not None:  # a restart with nothing changed since it was measured
-            return self._keep(_IndexCache(index.suffix, saved), background)
-        cache = await self._measure(index, version)
-        if cache.calibration.kind == "questions":  # (one measured without the model is not kept)
-            try:
-                write_calibration(self.store.index_dir, cache.calibration)
-            except OSError as exc:  # only costs the next start this measurement
-                log.warning("could not keep the search calibration (%s)", exc)
-        return self._keep(cache, background)
-
-    def _keep(self, cache: _IndexCache, background: bool) -> _IndexCache:
-        if not background or self._cache is None or self._cache.suffix == cache.suffix:
-            self._cache = cache  # (a background refresh never replaces the cache of a newer index)
-        return cache
-
-    async def _measure(self, index: ActiveIndex, version: str) -> _IndexCache:
-        # Row numbers and paths only, then the vectors of the sampled rows: reading every vector (150 MB
-        # as 32-bit floats at 100,000 chunks) took over a second.
-        rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
-        # One random chunk per note, so that pairs are between different notes and one long
-        # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
-        # In NumPy, not as Python lists of every row (~100 MB and half a second at 500,000 chunks); the
-        # picks are the same as a loop of `rng.choice(rows of the note)` over the notes in order.
-        rng = np.random.default_rng(0)
-        notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)
-        counts = np.bincount(notes) if notes.size else np.zeros(0, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        by_note = np.argsort(notes, kind="stable")  # row numbers, note by note, in row order
-        picks = by_note[starts + rng.integers(0, counts)] if counts.size else np.zeros(0, dtype=np.int64)
-        if len(picks) > _BACKGROUND_SAMPLE:
-            picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
-        ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
-        by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
-        ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
-        if index.keyword_terms == CJK and reads_only_english(index.model) is True:
-            # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
-            # and English ones not against such passages: the line is measured on what it reads.
-            texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
-            ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
-        found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
-        kind = "questions"
-        try:
-            if not index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
-                raise _NotNow
-            pairs = await self._question_pairs(index, ids, found)
-        except (OllamaUnavailable, ModelMissing, OllamaFailed, _NotNow) as exc:
-            if not isinstance(exc, _NotNow):
-                log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
-            kind, pairs = "passages", (found @ found.T)[np.triu_indices(found.shape[0], 1)]
-        pair_mean = float(pairs.mean()) if pairs.size else 0.0
-        pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
-
-    async def _question_pairs(self, index: ActiveIndex, ids: list[str], sample: np.ndarray) -> np.ndarray:
-        """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
-        model's query instruction) against a passage of another note. The topics are the opening
-        content words of some of the sample's own passages, each against the rest of the sample
-        (one passage a note: so every pair is two different notes)."""
-        if len(ids) < 2:
-            return np.zeros(0, dtype=np.float32)
-        chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
-        texts = await self.store.texts_for_ids(index.suffix, index.dimension, [ids[k] for k in chosen])
-        probes = [_probe(texts.get(ids[k], "")) for k in chosen]
-        missing = sorted({p for p in probes if p not in self._probe_vectors})
-        if missing:
-            embedder = Embedder(self.gateway, index.model, batch_size=_QUERY_PROBES, concurrency=1)
-            vectors = await embedder.embed(missing, query=True)
-            self._probe_vectors = {p: self._probe_vectors[p] for p in probes if p in self._probe_vectors}
-            self._probe_vectors.update(zip(missing, vectors, strict=True))
-        matrix = np.stack([self._probe_vectors[p] for p in probes])
-        cosines = matrix @ sample.T
-        own = np.zeros_like(cosines, dtype=bool)
-        own[np.arange(len(chosen)), chosen] = True
-        pairs: np.ndarray = cosines[~own]
-        return pairs
 
     async def search_question(
         self,
@@ -369,11 +212,11 @@ class Searcher:
     async def warm(self) -> None:
         """What the first search would otherwise do itself: the calibration sample, and one vector
         and one keyword query, which open the table and load its indexes. Run in the background once
-        the server is ready (a restart's first search took 0.8 s at 500,000 chunks); never asks the
+        the server is ready (on a large index that made a restart's first search slow); never asks the
         model. Failures are left for that first search to meet and report."""
         try:
             index = self.active()
-            await self._index_cache(index)
+            await self.calibrator.for_index(index)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
             await self.store.vector_search(index.suffix, index.dimension, probe, 1)
@@ -547,7 +390,7 @@ class Searcher:
         for row, row_vector in zip(embedded_rows, text_vectors, strict=True):
             row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
         # A model that reads only English says nothing of passages in Chinese or Japanese: their cosines
-        # are no evidence that an English question is answered (they lowered the decline rate).
+        # are no evidence that an English question is answered.
         unreadable = index.keyword_terms == CJK and reads_only_english(index.model) is True
 
         def readable(row: dict[str, Any]) -> bool:
@@ -562,16 +405,15 @@ class Searcher:
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
         ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
-        cache = await self._index_cache(index)
+        calibration = await self.calibrator.for_index(index)
         ranked = await config.boost(ranked, lambda: self.graphs.get(index.suffix))
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best
         if topic is not None:
-            # The topic's best cosine among the question's candidates. (Over all 165 eval questions
-            # it equals the topic's best over the whole index; a search of its own cost ~9 ms at
-            # 124,000 chunks.)
+            # The topic's best cosine among the question's candidates: on the eval questions it equals
+            # the topic's best over the whole index, without a search of its own.
             evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
-        threshold = config.threshold(cache.calibration, min_similarity, filters)
+        threshold = config.threshold(calibration, min_similarity, filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
@@ -596,10 +438,6 @@ class Searcher:
             evidence_threshold=threshold,
             declined=declined,
         )
-
-
-class _NotNow(Exception):
-    """The calibration's questions wait for the index to be complete."""
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
@@ -653,12 +491,6 @@ def _connection_topic(text: str) -> str | None:
     wanted = content_words(text) - _CONNECTION_WORDS
     words = [w for w in text.split() if w.strip("¿?¡!.,;:\"'()").lower() in wanted]
     return " ".join(words) if words else None
-
-
-def _probe(text: str) -> str:
-    """A passage's opening content words, as short as a question's topic."""
-    words = (topic_query(" ".join(text.split()[:60])) or text).split()[:_PROBE_WORDS]
-    return " ".join(words) or "note"
 
 
 def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:

@@ -1,0 +1,203 @@
+"""The line below which a search declines ("not in your notes"), calibrated per index version.
+
+What an unrelated passage's cosine looks like depends on the model and the vault, so it is measured:
+a topic taken from a passage, embedded as a question, against a sample of passages of other notes.
+Measured once per index version (a sync makes a new one) and kept on disk (adapters/calibration.py);
+how the searcher turns it into a threshold is its `Ranking`'s (services/ranking.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
+from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.store import Store
+from vask_server.core.cjk import CJK, written_in_cjk
+from vask_server.core.model_languages import reads_only_english
+from vask_server.core.retrieve import topic_query
+from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
+from vask_server.services.active_index import ActiveIndex
+
+log = logging.getLogger(__name__)
+
+# Passages sampled (one a note) for a calibration; an index of more notes than this keeps its
+# previous figures while a sync's new version is measured in the background.
+_BACKGROUND_SAMPLE = 512
+# Of that sample, the passages whose topic is embedded as a question for the calibration (a few dozen
+# short texts, once per index version: probes whose passage did not change are not embedded again).
+_QUERY_PROBES = 64
+_PROBE_WORDS = 6  # content words of a probe: about as many as a question's topic has
+
+
+@dataclass(frozen=True)
+class _IndexCache:
+    """Per index version: the calibration measured on a sample of its vectors (or kept from a run
+    before), and the index it belongs to."""
+
+    suffix: str
+    calibration: Calibration
+
+
+class Calibrator:
+    """The searcher's calibration: the one of the index version searched, measured when a search
+    (or the warm-up) first needs it."""
+
+    def __init__(self, store: Store, gateway: ModelGateway) -> None:
+        self.store = store
+        self.gateway = gateway
+        self._cache: _IndexCache | None = None
+        self._refresh: asyncio.Task[None] | None = None
+        # The measurement a search waits for, shared by every search (and the warm-up) that needs it
+        # meanwhile: each measuring for itself read every chunk's path once per caller.
+        self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
+        self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
+
+    async def for_index(self, index: ActiveIndex) -> Calibration:
+        """The calibration of the index's current version: measured (once, whoever asks meanwhile),
+        read from disk, or the previous version's while a fresh one is measured in the background."""
+        return (await self._current(index)).calibration
+
+    @property
+    def latest(self) -> Calibration | None:
+        """The calibration searches use now (the last one measured or read), if any."""
+        return self._cache.calibration if self._cache is not None else None
+
+    async def refreshed(self) -> None:
+        """Until a calibration being measured again in the background is done (if one is)."""
+        if self._refresh is not None:
+            await self._refresh
+
+    async def close(self) -> None:
+        """Stops a calibration being measured, before the model's client it uses is closed."""
+        for task in (self._refresh, self._measuring[1] if self._measuring else None):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _current(self, index: ActiveIndex) -> _IndexCache:
+        version = self.store.read_meta().version(index.suffix)
+        cache = self._cache
+        if cache is not None and cache.calibration.version == version:
+            if cache.calibration.kind != "questions" and self.gateway.reachable and not self._refreshing():
+                # measured while the model could not be asked: measured properly now that it can be
+                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
+            return cache
+        if cache is not None and cache.suffix == index.suffix and cache.calibration.notes >= _BACKGROUND_SAMPLE:
+            # A sync changed a large index. One edit barely moves the calibration (a sample of 512 of
+            # its notes), so the previous figures serve while fresh ones are computed in the
+            # background: no search waits for it. (A small index is re-read at once: it is quick,
+            # and there one note can move the figures.)
+            if not self._refreshing():
+                self._refresh = asyncio.create_task(self._refresh_later(index, version), name="vask-search-cache")
+            return cache
+        if self._measuring is None or self._measuring[0] != version or self._measuring[1].done():
+            task = asyncio.create_task(self._rebuild(index, version), name="vask-search-cache")
+            self._measuring = (version, task)
+        # (shielded: a client that hangs up does not cancel what the other waiters wait for)
+        return await asyncio.shield(self._measuring[1])
+
+    def _refreshing(self) -> bool:
+        return self._refresh is not None and not self._refresh.done()
+
+    async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
+        try:
+            await self._rebuild(index, version, background=True)
+        except Exception:  # the next search tries again; meanwhile the previous figures serve
+            log.exception("refreshing the search calibration failed")
+
+    async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
+        saved = read_calibration(self.store.index_dir, version)
+        if saved is not None:  # a restart with nothing changed since it was measured
+            return self._keep(_IndexCache(index.suffix, saved), background)
+        cache = await self._measure(index, version)
+        if cache.calibration.kind == "questions":  # (one measured without the model is not kept)
+            try:
+                write_calibration(self.store.index_dir, cache.calibration)
+            except OSError as exc:  # only costs the next start this measurement
+                log.warning("could not keep the search calibration (%s)", exc)
+        return self._keep(cache, background)
+
+    def _keep(self, cache: _IndexCache, background: bool) -> _IndexCache:
+        if not background or self._cache is None or self._cache.suffix == cache.suffix:
+            self._cache = cache  # (a background refresh never replaces the cache of a newer index)
+        return cache
+
+    async def _measure(self, index: ActiveIndex, version: str) -> _IndexCache:
+        # Row numbers and paths only, then the vectors of the sampled rows: every vector of a large
+        # index is far too much to read for a sample.
+        rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
+        # One random chunk per note, so that pairs are between different notes and one long
+        # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
+        # In NumPy, not as Python lists of every row (slow and large on a large index); the
+        # picks are the same as a loop of `rng.choice(rows of the note)` over the notes in order.
+        rng = np.random.default_rng(0)
+        notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)
+        counts = np.bincount(notes) if notes.size else np.zeros(0, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        by_note = np.argsort(notes, kind="stable")  # row numbers, note by note, in row order
+        picks = by_note[starts + rng.integers(0, counts)] if counts.size else np.zeros(0, dtype=np.int64)
+        if len(picks) > _BACKGROUND_SAMPLE:
+            picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
+        ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
+        by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
+        ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        if index.keyword_terms == CJK and reads_only_english(index.model) is True:
+            # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
+            # and English ones not against such passages: the line is measured on what it reads.
+            texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
+            ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
+        found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
+        kind = "questions"
+        try:
+            if not index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
+                raise _NotNow
+            pairs = await self._question_pairs(index, ids, found)
+        except (OllamaUnavailable, ModelMissing, OllamaFailed, _NotNow) as exc:
+            if not isinstance(exc, _NotNow):
+                log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
+            kind, pairs = "passages", (found @ found.T)[np.triu_indices(found.shape[0], 1)]
+        pair_mean = float(pairs.mean()) if pairs.size else 0.0
+        pair_std = float(pairs.std()) if pairs.size else 0.0
+        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
+
+    async def _question_pairs(self, index: ActiveIndex, ids: list[str], sample: np.ndarray) -> np.ndarray:
+        """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
+        model's query instruction) against a passage of another note. The topics are the opening
+        content words of some of the sample's own passages, each against the rest of the sample
+        (one passage a note: so every pair is two different notes)."""
+        if len(ids) < 2:
+            return np.zeros(0, dtype=np.float32)
+        chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
+        texts = await self.store.texts_for_ids(index.suffix, index.dimension, [ids[k] for k in chosen])
+        probes = [_probe(texts.get(ids[k], "")) for k in chosen]
+        missing = sorted({p for p in probes if p not in self._probe_vectors})
+        if missing:
+            embedder = Embedder(self.gateway, index.model, batch_size=_QUERY_PROBES, concurrency=1)
+            vectors = await embedder.embed(missing, query=True)
+            self._probe_vectors = {p: self._probe_vectors[p] for p in probes if p in self._probe_vectors}
+            self._probe_vectors.update(zip(missing, vectors, strict=True))
+        matrix = np.stack([self._probe_vectors[p] for p in probes])
+        cosines = matrix @ sample.T
+        own = np.zeros_like(cosines, dtype=bool)
+        own[np.arange(len(chosen)), chosen] = True
+        pairs: np.ndarray = cosines[~own]
+        return pairs
+
+
+class _NotNow(Exception):
+    """The calibration's questions wait for the index to be complete."""
+
+
+def _probe(text: str) -> str:
+    """A passage's opening content words, as short as a question's topic."""
+    words = (topic_query(" ".join(text.split()[:60])) or text).split()[:_PROBE_WORDS]
+    return " ".join(words) or "note"
