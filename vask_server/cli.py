@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
-    p.add_argument("--split", default=None, help="only questions of this split (e.g. dev, heldout, fresh)")
+    p.add_argument("--split", default=None, help="only the questions whose split field is this value")
     p.add_argument(
         "--compare",
         action="store_true",
