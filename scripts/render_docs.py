@@ -24,7 +24,7 @@ reading, the plugin's note suggestions and chat history (Node scripts that print
 and the machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
 prints) and the keyword tokenizers (`scripts/bench_keyword_tokenizers.py` prints); the README's
 summary figures, and the settings tables of the README and docs/REFERENCE.md (held to
-`vask_server/config.py` by tests/test_docs.py). `vask eval --json` does not record the embedding model,
+`vask_server/settings.py` by tests/test_docs.py). `vask eval --json` does not record the embedding model,
 so the model named above each evaluation table is this script's (`EVAL_MODEL`).
 """
 

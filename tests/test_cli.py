@@ -295,12 +295,13 @@ def test_a_command_name_starts_a_command_only_when_the_words_after_it_are_that_c
 
 def test_an_unexpected_failure_is_reported_as_a_bug_with_its_own_exit_code(cli_env, vault, capsys, monkeypatch):
     import vask_server.cli as cli_module
+    import vask_server.index_cli as index_cli
 
     async def broken(args, services):
         raise RuntimeError("something inside broke")
 
     run(capsys, "index", "--vault", str(vault), "--quiet")
-    monkeypatch.setattr(cli_module, "_status", broken)
+    monkeypatch.setattr(index_cli, "status", broken)
     code, _, err = run(capsys, "status", "--vault", str(vault))
     assert code == cli_module.INTERNAL_ERROR == 70
     assert "error: vask failed unexpectedly (RuntimeError: something inside broke)" in err

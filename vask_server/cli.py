@@ -1,34 +1,22 @@
-"""The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, token, eval."""
+"""The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, token, eval,
+doctor, pause, resume. This module builds the parser, reads the settings and runs the command asked
+for; each command's own work and printing is in its module (ask_cli, index_cli, eval_cli, token_cli)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import dataclasses
 import json
 import logging
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
-from vask_server import __version__, token_cli
+from vask_server import __version__, ask_cli, eval_cli, index_cli, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.citations import location, sources_block, written_on
-from vask_server.core.metrics import parse_questions
-from vask_server.core.models import Hit
-from vask_server.core.progress import SyncProgress, describe_eta
-from vask_server.core.retrieve import Filters
-from vask_server.core.scope import Scope
-from vask_server.core.timeexpr import TimeRange, describe_range, parse_day, parse_now
-from vask_server.errors import ConfigError, ModelMissing, OllamaUnavailable, VaskError
-
-if TYPE_CHECKING:
-    from vask_server.services.context import Services
-    from vask_server.services.search import SearchResult
+from vask_server.core.timeexpr import parse_day, parse_now
+from vask_server.errors import VaskError
 
 # The database library takes seconds to import, so services are imported only by the commands that
 # need them: `vask index` with nothing changed, `vask token` and `--help` stay instant.
@@ -186,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
-    p.add_argument("--split", default=None, help="only questions of this split (e.g. dev, heldout, fresh)")
+    p.add_argument("--split", default=None, help="only the questions whose split field is this value")
     p.add_argument(
         "--compare",
         action="store_true",
@@ -251,51 +239,6 @@ def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-connect", action="store_true", help='read "what connects to [[X]]" as a question in [[X]], not about X'
     )
-
-
-def _filters(args: argparse.Namespace) -> Filters | None:
-    filters = Filters(
-        folders=tuple(args.folder),
-        exclude_folders=tuple(args.exclude_folder),
-        tags=tuple(args.tag),
-        date_from=args.since,
-        date_to=args.until,
-    )
-    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
-        raise ConfigError("--since is after --until.", "Give the earlier date with --since.")
-    return None if filters.is_empty() else filters
-
-
-def _connection_line(connection: dict[str, Any] | None) -> str | None:
-    """ "Notes connected to [[Launch Tidepool app]]": the seed of a connection question."""
-    if not connection:
-        return None
-    return f"Notes connected to [[{connection['title']}]] ({connection['seed']})"
-
-
-def _note_flag(value: str | None) -> str | None:
-    """--note: a vault-relative path, as Obsidian writes it."""
-    return value.replace("\\", "/").lstrip("/") if value else None
-
-
-def _range_line(time_range: dict[str, Any] | None) -> str | None:
-    """ "Notes from 1 Feb – 28 Feb 2026 ("last month")": what the search was limited to."""
-    if not time_range:
-        return None
-    start, end = time_range.get("from"), time_range.get("to")
-    described = describe_range(
-        TimeRange(date.fromisoformat(start) if start else None, date.fromisoformat(end) if end else None, "")
-    )
-    line = f'{described} ("{time_range["text"]}")' if time_range.get("text") else described
-    # (a day the calendar lacks: the notice says which real day was read, before the colon's list)
-    return f"{time_range['notice']}\n{line}" if time_range.get("notice") else line
-
-
-def _scope_line(scope: dict[str, list[str]] | None) -> str | None:
-    """'Within [[Launch Tidepool app]], #project': what the question's mentions limited it to."""
-    if not scope:
-        return None
-    return "Within " + Scope(tuple(scope["notes"]), tuple(scope["tags"]), tuple(scope["folders"])).describe()
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -382,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
         if args.command in ("pause", "resume"):
-            return _pause(settings, paused=args.command == "pause")
+            return index_cli.pause(settings, paused=args.command == "pause")
         if args.command == "doctor":
             return asyncio.run(_doctor(args, settings))
         return asyncio.run(_run(args, settings))
@@ -410,368 +353,19 @@ def _print_error(exc: VaskError) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.command == "index" and not args.full and _nothing_changed(settings):
+    if args.command == "index" and not args.full and index_cli.nothing_changed(settings):
         return 0
     from vask_server.services.context import open_services
 
     async with open_services(settings) as services:
         handler = {
-            "index": _index,
-            "ask": _ask,
-            "search": _search,
-            "status": _status,
-            "eval": _eval,
+            "index": index_cli.index,
+            "ask": ask_cli.ask,
+            "search": ask_cli.search,
+            "status": index_cli.status,
+            "eval": eval_cli.run,
         }[args.command]
         return await handler(args, services)
-
-
-def _pause(settings: Settings, *, paused: bool) -> int:
-    """Kept in the index's index.json, where a running `vask serve` hears it within a second."""
-    from vask_server.adapters.meta import read_meta, write_meta
-
-    index_dir = settings.resolved_index_dir()
-    if not (index_dir / "index.json").exists():
-        raise VaskError(f"There is no index in {index_dir} to pause or resume.", "Check --vault / --index-dir.")
-    meta = read_meta(index_dir)
-    if paused:
-        meta.extra["paused"] = True
-    else:
-        meta.extra.pop("paused", None)
-    write_meta(index_dir, meta)
-    if paused:
-        print("indexing paused: `vask serve` stops after its current batch and keeps what it embedded.")
-        print("Searches go on. `vask resume` goes on where it stopped (also after a restart).")
-    else:
-        print("indexing resumed.")
-    return 0
-
-
-class ProgressBar:
-    """Notes done, percent and time left; a bar on a terminal, a line every 10% elsewhere.
-    `estimate`: the sync's progress (core/progress.py), which measures by bytes and knows the pace."""
-
-    def __init__(
-        self, stream: TextIO, enabled: bool = True, estimate: Callable[[], SyncProgress | None] | None = None
-    ) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.estimate = estimate
-        self.started = time.perf_counter()
-        self.tty = stream.isatty()
-        self._last_decile = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total == 0:
-            return
-        elapsed = max(time.perf_counter() - self.started, 1e-6)
-        rate = done / elapsed
-        progress = self.estimate() if self.estimate is not None else None
-        fraction = progress.fraction() if progress is not None else done / total
-        left = describe_eta(progress.eta_seconds()) if progress is not None and done < total else ""
-        tail = f"  {left}" if left else ""
-        if self.tty:
-            width = 30
-            filled = int(width * fraction)
-            bar = "#" * filled + "." * (width - filled)
-            self.stream.write(
-                f"\rindexing [{bar}] {100 * fraction:3.0f}%  {done}/{total} notes  {rate:.1f} notes/s{tail}\x1b[K"
-            )
-            if done == total:
-                self.stream.write("\n")
-            self.stream.flush()
-        else:
-            decile = int(10 * fraction)
-            if decile != self._last_decile:
-                self._last_decile = decile
-                line = f"indexing: {100 * fraction:.0f}%, {done}/{total} notes ({rate:.1f} notes/s){tail}"
-                print(line, file=self.stream)
-
-
-def _nothing_changed(settings: Settings) -> bool:
-    """The fast path: a directory scan that matches the last complete sync needs no database."""
-    from vask_server.adapters.meta import read_meta
-    from vask_server.adapters.snapshot import index_is_current
-    from vask_server.adapters.vault import Vault
-    from vask_server.services.options import excluder_for, index_options, known_keyword_terms
-
-    started = time.perf_counter()
-    vault_root = settings.require_vault()
-    index_dir = settings.resolved_index_dir()
-    meta = read_meta(index_dir)
-    if not meta.active or meta.active.get("model") != settings.embed_model:
-        return False  # (before the scan: a changed model needs no look at the files)
-    vault = Vault(vault_root)
-    terms = known_keyword_terms(settings.keyword_tokenizer, meta.active)
-    if terms is None or meta.active.get("not_english") is None:
-        return False  # (the notes are read to choose how keyword text is cut, and to tell their language)
-    options = dataclasses.replace(index_options(settings, vault), keyword_terms=terms)
-    scan = vault.scan(excluder_for(options, vault), options.file_types)
-    fingerprint = options.fingerprint()
-    if not index_is_current(index_dir, meta, settings.embed_model, fingerprint, scan.notes):
-        return False
-    print(f"indexed {vault_root} with {meta.active['model']} ({meta.active['dimension']}-d) into {index_dir}")
-    print(
-        f"{len(scan.notes)} notes scanned, 0 changed, 0 deleted; chunks: 0 embedded, 0 reused, 0 removed; "
-        f"nothing to do; {time.perf_counter() - started:.2f} s"
-    )
-    for path, reason in sorted(scan.problems.items()):
-        print(f"  failed  {path}: {reason}")
-    for path, reason in sorted(scan.skipped.items()):
-        print(f"  skipped {path}: {reason}")
-    return True
-
-
-async def _index(args: argparse.Namespace, services: Services) -> int:
-    progress = ProgressBar(sys.stderr, enabled=not args.quiet, estimate=lambda: services.indexer.progress)
-    result = await services.indexer.sync(force=args.full, progress=progress)
-    await services.store.wait_background()  # a large index's ANN index, before this process exits
-    print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
-    print(result.summary())
-    for path, reason in result.failed:
-        print(f"  failed  {path}: {reason}")
-    for path, reason in result.skipped:
-        print(f"  skipped {path}: {reason}")
-    for warning in result.warnings:
-        print(f"  warning {warning}")
-    return 0
-
-
-async def _ask(args: argparse.Namespace, services: Services) -> int:
-    from vask_server.services.qa import AskRequest
-
-    settings = services.settings
-    request = AskRequest(
-        question=" ".join(args.question),
-        top_k=settings.top_k,
-        min_similarity=settings.min_similarity,
-        filters=_filters(args),
-        today=args.now,
-        read_time=not args.no_time,
-        open_note=_note_flag(args.note),
-        connect=not args.no_connect,
-    )
-    sources: list[dict[str, Any]] = []
-    status = 0
-    async for event in services.qa.ask(request):
-        if args.json:
-            print(json.dumps(event, ensure_ascii=False), flush=True)
-            status = 2 if event["type"] == "error" else status
-            continue
-        kind = event["type"]
-        if kind == "sources":
-            sources = event["sources"]
-            if event.get("notice"):
-                print(f"note: {event['notice']}", file=sys.stderr)
-            if line := _scope_line(event.get("scope")):
-                print(f"{line}:", file=sys.stderr)
-            if line := _range_line(event.get("time_range")):
-                print(f"{line}:", file=sys.stderr)
-            if line := _connection_line(event.get("connection")):
-                print(f"{line}:", file=sys.stderr)
-        elif kind == "token":
-            sys.stdout.write(event["text"])
-            sys.stdout.flush()
-        elif kind == "done":
-            print()
-            if sources:
-                print()
-                print(sources_block([_hit_from_source(s) for s in sources]))
-        elif kind == "error":
-            print()
-            print(f"error: {event['message']}", file=sys.stderr)
-            if event.get("hint"):
-                print(f"hint: {event['hint']}", file=sys.stderr)
-            status = 2
-    return status
-
-
-def _hit_from_source(source: dict[str, Any]) -> Hit:
-    return Hit(
-        chunk_id="",
-        path=source["path"],
-        title=source["title"],
-        heading=source["heading"],
-        anchor=source["anchor"],
-        line_start=source["line_start"],
-        line_end=source["line_end"],
-        score=source["score"],
-        text="",
-        date=date.fromisoformat(source["date"]) if source.get("date") else None,
-        date_end=date.fromisoformat(source["date_end"]) if source.get("date_end") else None,
-        date_source=source.get("date_source"),
-        page=source.get("page"),
-    )
-
-
-async def _search(args: argparse.Namespace, services: Services) -> int:
-    settings = services.settings
-    config = dataclasses.replace(services.searcher.config, mode=args.mode)  # the settings' decline rule too
-    result = await services.searcher.search_question(
-        " ".join(args.query),
-        today=args.now or date.today(),
-        top_k=settings.top_k,
-        min_similarity=settings.min_similarity,
-        filters=_filters(args),
-        read_time=not args.no_time,
-        config=config,
-        current_note=_note_flag(args.note),
-        connect=not args.no_connect,
-    )
-    if result.notice:
-        print(f"note: {result.notice}", file=sys.stderr)
-    time_range = result.time_range.to_dict() if result.time_range else None
-    scope = result.scope.to_dict() if result.scope else None
-    if args.json:
-        hits = [{**hit.to_dict(), "text": hit.text} for hit in result.hits]
-        payload = {
-            "hits": hits,
-            "mode": result.mode,
-            "time_range": time_range,
-            "scope": scope,
-            "order": result.order,
-            "connection": result.connection_dict(),
-        }
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return 0
-    if line := _scope_line(scope):
-        print(f"{line}:")
-    if line := _range_line(time_range):
-        print(f"{line}:")
-    if result.seed is not None:
-        _print_connections(result)
-        return 0
-    if not result.hits:
-        print("Nothing in your notes comes close enough to this (VASK_DECLINE_SIGMAS, VASK_MIN_SIMILARITY).")
-    elif result.order:
-        print(f"The closest matches by date, {result.order} first; then the rest by score:")
-    for n, hit in enumerate(result.hits, start=1):
-        _print_hit(n, hit)
-    return 0
-
-
-def _print_hit(n: int, hit: Hit, also: str = "") -> None:
-    when = f"{written_on(hit)}, " if hit.date else ""
-    print(f"{n}. {hit.score:.3f}  [[{hit.link}]]  ({when}{location(hit)}{also})")
-    snippet = " ".join(hit.text.split())
-    print(f"   {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
-
-
-def _print_connections(result: SearchResult) -> None:
-    """The notes connected to the seed: those not linked yet first (what a person most wants to see),
-    then those already linked; each with the passage that connects and the seed's part it is near."""
-    print(f"{_connection_line(result.connection_dict())}:")
-    if not result.hits:
-        print("No other note connects to it within what the question asked.")
-        return
-    groups = (
-        ("Not linked yet", [h for h in result.hits if h.linked == "unlinked"]),
-        ("Already linked", [h for h in result.hits if h.linked != "unlinked"]),
-    )
-    n = 0
-    for title, hits in groups:
-        if hits:
-            print(f"\n{title}:")
-        for hit in hits:
-            n += 1
-            how = f"; {hit.linked}" if hit.linked != "unlinked" else ""
-            _print_hit(n, hit, f"{how}; near its part “{hit.near}”" if hit.near else how)
-
-
-async def _status(args: argparse.Namespace, services: Services) -> int:
-    from vask_server.services.context import index_status
-
-    status = await index_status(services, check=True)
-    if args.json:
-        print(json.dumps(status, ensure_ascii=False, indent=2))
-        return 0
-    if status.get("paused"):
-        print("indexing is paused (`vask resume` goes on where it stopped).")
-    if not status["model"]:
-        print(f"{status['vault']} is not indexed yet (index folder {status['index_dir']}).")
-        if status["building"]:
-            print("Its first index is being built; meanwhile searches find what is embedded so far.")
-        else:
-            print("Run `vask index` to build it.")
-        return 0
-    print(f"vault:      {status['vault']}")
-    print(f"index:      {status['index_dir']}")
-    print(f"model:      {status['model']} ({status['dimension']}-d)")
-    if status["configured_model"] != status["model"]:
-        print(f"configured: {status['configured_model']} (run `vask index` to switch)")
-    print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
-    if status["language"]["advice"]:
-        print(f"language:   {status['language']['advice']}")
-    embed, chat = status["servers"]["embed"], status["servers"]["chat"]
-    key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
-    answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"
-    print(f"servers:    embeddings {embed['provider']} at {embed['url']}; answers {answers}{key}")
-    excluded = status.get("excluded") or {}
-    if excluded:
-        rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())
-        print(f"excluded:   {sum(excluded.values())} notes ({rules})")
-    for item in status["failed"]:
-        print(f"  failed  {item['path']}: {item['reason']}")
-    for item in status["skipped"]:
-        print(f"  skipped {item['path']}: {item['reason']}")
-    for problem in status["store_errors"]:
-        print(f"  error   {problem['message']}. {problem['hint']}")
-    return 0
-
-
-async def _eval(args: argparse.Namespace, services: Services) -> int:
-    from vask_server.services.evaluate import (
-        COMPARE_CONFIGS,
-        DEFAULT_CONFIGS,
-        PRESETS,
-        TIME_CONFIGS,
-        evaluate,
-        preset,
-        report,
-        seed_index,
-    )
-    from vask_server.services.qa import QAService
-
-    path: Path = args.questions
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}", "Check the path of the questions file.") from None
-    questions = parse_questions(lines, str(path))
-    if args.split:
-        questions = [q for q in questions if q.split == args.split]
-    names = COMPARE_CONFIGS if args.compare else DEFAULT_CONFIGS
-    if args.compare and any(q.range is not None for q in questions):
-        names = (*names, *(n for n in TIME_CONFIGS if n not in names))  # time read and not, side by side
-    if args.configs:
-        names = tuple(n.strip() for n in args.configs.split(",") if n.strip())
-    unknown = [n for n in names if n not in PRESETS]
-    if unknown:
-        raise ConfigError(f"Unknown eval config(s): {', '.join(unknown)}", f"Choose from: {', '.join(PRESETS)}.")
-    settings = services.settings
-    configs = [preset(name, settings.min_similarity, settings.decline_sigmas, settings.top_k) for name in names]
-    chat_model = settings.chat_model if args.answers else None
-    if chat_model:  # a missing model stops the run here, not after the baseline index is built
-        reachable, missing = await services.chat_gateway.probe([chat_model])
-        if not reachable:
-            raise OllamaUnavailable(services.chat_gateway.host, server=services.chat_gateway.server)
-        if missing:
-            raise ModelMissing(chat_model, services.chat_gateway.host, server=services.chat_gateway.server)
-    reports = []
-    for config in configs:
-        async with contextlib.AsyncExitStack() as stack:
-            searcher = await stack.enter_async_context(seed_index(services)) if config.seed_index else services.searcher
-            answerer = (
-                QAService(searcher, services.chat_gateway, chat_model, settings.chat_context) if chat_model else None
-            )
-            outcomes = await evaluate(
-                searcher, questions, config, answerer=answerer, answer_top_k=settings.top_k, today=args.now
-            )
-        reports.append(report(config, outcomes, chat_model=chat_model))
-    if args.json:
-        print(json.dumps({"questions": str(path), "reports": reports}, indent=2, ensure_ascii=False))
-    else:
-        print(render_eval(reports))
-    return 0
 
 
 async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
@@ -789,88 +383,6 @@ async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    fix: {check.fix}")
         print("All is well." if ok else "Fix the lines marked !! above, then run `vask doctor` again.")
     return 0 if ok else DOCTOR_FOUND_PROBLEMS
-
-
-def render_eval(reports: list[dict[str, Any]]) -> str:
-    lines: list[str] = []
-    width = max([14, *(len(rep["config"]) + 2 for rep in reports)])
-    header = (
-        f"{'config':<{width}}{'n':>4}{'hit@1':>8}{'hit@3':>8}{'hit@6':>8}{'hit@10':>8}{'MRR@10':>8}"
-        f"{'absent declined':>17}{'answerable declined':>21}"
-    )
-    lines.append(header)
-    for rep in reports:
-        o = rep["overall"]
-        lines.append(
-            f"{rep['config']:<{width}}{o['count']:>4}{o.get('hit@1', 0):>8.3f}{o.get('hit@3', 0):>8.3f}"
-            f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
-            f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
-        )
-    answered = [rep for rep in reports if "answers" in rep["overall"]]
-    if answered:
-        lines.append("")
-        lines.append(
-            f'answers by {answered[0]["settings"]["chat_model"]}: "not in your notes" from the search or the model'
-        )
-        lines.append(f"{'config':<{width}}{'absent declined':>17}{'answerable declined':>21}{'cite a right note':>19}")
-        for rep in answered:
-            o, a = rep["overall"], rep["overall"]["answers"]
-            lines.append(
-                f"{rep['config']:<{width}}{a['absent_declined']:>12}/{o['absent']:<4}"
-                f"{a['answerable_declined']:>17}/{o['count']:<3}{a['answerable_citing_expected']:>15}/{o['count']:<3}"
-            )
-    timed = [rep for rep in reports if "time" in rep["overall"]]
-    if timed:
-        lines.append("")
-        lines.append("time questions: range read as meant; share of the first 6 notes dated in the range")
-        lines.append(f"{'config':<{width}}{'n':>4}{'range read':>12}{'in-range@6':>12}{'shown out of range':>20}")
-        for rep in timed:
-            t = rep["overall"]["time"]
-            lines.append(
-                f"{rep['config']:<{width}}{t['questions']:>4}{t['range_understood']:>12.3f}"
-                f"{t['in_range_precision@6']:>12.3f}{t['out_of_range_shown']:>20.3f}"
-            )
-            if t["misread"]:
-                lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
-    paged = [rep for rep in reports if "page@6" in rep["overall"]]
-    if paged:
-        lines.append("")
-        lines.append("questions answered on a PDF page: the PDF in the first 6, its best passage on that page")
-        for rep in paged:
-            o = rep["overall"]
-            lines.append(f"{rep['config']:<{width}}{o['page_questions']:>4}  page@6 {o['page@6']:.3f}")
-    for split in sorted({name for rep in reports for name in rep["by_split"]}):
-        lines.append("")
-        lines.append(f"{split} split:")
-        for rep in reports:
-            o = rep["by_split"].get(split)
-            if o:
-                lines.append(
-                    f"  {rep['config']:<{width}}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.3f}"
-                    f"  hit@6 {o.get('hit@6', 0):.3f}"
-                    f"  MRR@10 {o['mrr@10']:.3f}  absent declined {o['absent_declined']}/{o['absent']}"
-                    f"  answerable declined {o['answerable_declined']}"
-                )
-    for rep in reports:
-        lines.append("")
-        lines.append(f"by type ({rep['config']}):")
-        for name, o in rep["by_type"].items():
-            if o["count"]:
-                lines.append(
-                    f"  {name:<12}{o['count']:>4}  hit@1 {o.get('hit@1', 0):.2f}  hit@6 {o.get('hit@6', 0):.2f}"
-                    f"  MRR {o['mrr@10']:.2f}"
-                )
-            else:
-                lines.append(f"  {name:<12}{o['absent']:>4}  declined {o['absent_declined']}/{o['absent']}")
-        lines.append(f"failures ({rep['config']}):")
-        for failure in rep["failures"]:
-            lines.append(f"  {failure['id']} [{failure['type']}] {failure['problem']}: {failure['question']}")
-            if failure.get("expected"):
-                lines.append(f"      expected {failure['expected']}")
-            lines.append(f"      got      {failure['returned']}")
-            if "answer" in failure:
-                lines.append(f"      answer   {failure['answer']!r}")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from vask_server.adapters.vault import APP_SETTINGS, DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, Vault
+from vask_server.adapters.meta import IndexMeta, read_meta
+from vask_server.adapters.snapshot import index_is_current
+from vask_server.adapters.vault import (
+    APP_SETTINGS,
+    DAILY_NOTES_SETTINGS,
+    PERIODIC_NOTES_SETTINGS,
+    Vault,
+    VaultScan,
+)
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.cjk import CJK, SIMPLE
@@ -64,3 +73,23 @@ def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str |
         return setting
     recorded = (active or {}).get("keyword_terms")
     return str(recorded) if recorded in (SIMPLE, CJK) else None
+
+
+def unchanged_since_last_sync(settings: Settings, vault: Vault, index_dir: Path) -> tuple[IndexMeta, VaultScan] | None:
+    """The index's record and the vault's scan when a full sync would find nothing to do: the decision
+    the indexer makes before a sync (adapters/snapshot.index_is_current, on the options that sync
+    would use), taken from a directory scan alone, without the database or the model. None when
+    anything differs, and when only reading the notes could tell (how keyword text is cut under
+    `auto`, or the notes' language, not recorded yet)."""
+    meta = read_meta(index_dir)
+    active = meta.active
+    if not active or active.get("model") != settings.embed_model:
+        return None  # (before the scan: a changed model needs no look at the files)
+    terms = known_keyword_terms(settings.keyword_tokenizer, active)
+    if terms is None or active.get("not_english") is None:
+        return None
+    options = replace(index_options(settings, vault), keyword_terms=terms)
+    scan = vault.scan(excluder_for(options, vault), options.file_types)
+    if not index_is_current(index_dir, meta, settings.embed_model, options.fingerprint(), scan.notes):
+        return None
+    return meta, scan

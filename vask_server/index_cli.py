@@ -1,0 +1,164 @@
+"""`vask index`, `vask status`, `vask pause` and `vask resume`: building the index with a progress bar,
+saying what it holds, and pausing the server's indexing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from vask_server.config import Settings
+from vask_server.core.progress import SyncProgress, describe_eta
+from vask_server.errors import VaskError
+
+if TYPE_CHECKING:
+    from vask_server.services.context import Services
+
+
+def nothing_changed(settings: Settings) -> bool:
+    """`vask index`'s fast path: when a directory scan shows the last complete sync left nothing to do
+    (services/options.unchanged_since_last_sync), says so without opening the database."""
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.options import unchanged_since_last_sync
+
+    started = time.perf_counter()
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    unchanged = unchanged_since_last_sync(settings, Vault(vault_root), index_dir)
+    if unchanged is None:
+        return False
+    meta, scan = unchanged
+    active = meta.active or {}
+    print(f"indexed {vault_root} with {active['model']} ({active['dimension']}-d) into {index_dir}")
+    print(
+        f"{len(scan.notes)} notes scanned, 0 changed, 0 deleted; chunks: 0 embedded, 0 reused, 0 removed; "
+        f"nothing to do; {time.perf_counter() - started:.2f} s"
+    )
+    for path, reason in sorted(scan.problems.items()):
+        print(f"  failed  {path}: {reason}")
+    for path, reason in sorted(scan.skipped.items()):
+        print(f"  skipped {path}: {reason}")
+    return True
+
+
+async def index(args: argparse.Namespace, services: Services) -> int:
+    """`vask index`: a sync with a progress bar, then what it did and what it could not read."""
+    progress = ProgressBar(sys.stderr, enabled=not args.quiet, estimate=lambda: services.indexer.progress)
+    result = await services.indexer.sync(force=args.full, progress=progress)
+    await services.store.wait_background()  # a large index's ANN index, before this process exits
+    print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
+    print(result.summary())
+    for path, reason in result.failed:
+        print(f"  failed  {path}: {reason}")
+    for path, reason in result.skipped:
+        print(f"  skipped {path}: {reason}")
+    for warning in result.warnings:
+        print(f"  warning {warning}")
+    return 0
+
+
+async def status(args: argparse.Namespace, services: Services) -> int:
+    """`vask status`: what is indexed, with which model and servers, and what failed or was skipped."""
+    from vask_server.services.context import index_status
+
+    status = await index_status(services, check=True)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False, indent=2))
+        return 0
+    if status.get("paused"):
+        print("indexing is paused (`vask resume` goes on where it stopped).")
+    if not status["model"]:
+        print(f"{status['vault']} is not indexed yet (index folder {status['index_dir']}).")
+        if status["building"]:
+            print("Its first index is being built; meanwhile searches find what is embedded so far.")
+        else:
+            print("Run `vask index` to build it.")
+        return 0
+    print(f"vault:      {status['vault']}")
+    print(f"index:      {status['index_dir']}")
+    print(f"model:      {status['model']} ({status['dimension']}-d)")
+    if status["configured_model"] != status["model"]:
+        print(f"configured: {status['configured_model']} (run `vask index` to switch)")
+    print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    if status["language"]["advice"]:
+        print(f"language:   {status['language']['advice']}")
+    embed, chat = status["servers"]["embed"], status["servers"]["chat"]
+    key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
+    answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"
+    print(f"servers:    embeddings {embed['provider']} at {embed['url']}; answers {answers}{key}")
+    excluded = status.get("excluded") or {}
+    if excluded:
+        rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())
+        print(f"excluded:   {sum(excluded.values())} notes ({rules})")
+    for item in status["failed"]:
+        print(f"  failed  {item['path']}: {item['reason']}")
+    for item in status["skipped"]:
+        print(f"  skipped {item['path']}: {item['reason']}")
+    for problem in status["store_errors"]:
+        print(f"  error   {problem['message']}. {problem['hint']}")
+    return 0
+
+
+def pause(settings: Settings, *, paused: bool) -> int:
+    """Kept in the index's index.json, where a running `vask serve` hears it within a second."""
+    from vask_server.adapters.meta import read_meta, write_meta
+
+    index_dir = settings.resolved_index_dir()
+    if not (index_dir / "index.json").exists():
+        raise VaskError(f"There is no index in {index_dir} to pause or resume.", "Check --vault / --index-dir.")
+    meta = read_meta(index_dir)
+    if paused:
+        meta.extra["paused"] = True
+    else:
+        meta.extra.pop("paused", None)
+    write_meta(index_dir, meta)
+    if paused:
+        print("indexing paused: `vask serve` stops after its current batch and keeps what it embedded.")
+        print("Searches go on. `vask resume` goes on where it stopped (also after a restart).")
+    else:
+        print("indexing resumed.")
+    return 0
+
+
+class ProgressBar:
+    """Notes done, percent and time left; a bar on a terminal, a line every 10% elsewhere.
+    `estimate`: the sync's progress (core/progress.py), which measures by bytes and knows the pace."""
+
+    def __init__(
+        self, stream: TextIO, enabled: bool = True, estimate: Callable[[], SyncProgress | None] | None = None
+    ) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.estimate = estimate
+        self.started = time.perf_counter()
+        self.tty = stream.isatty()
+        self._last_decile = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        elapsed = max(time.perf_counter() - self.started, 1e-6)
+        rate = done / elapsed
+        progress = self.estimate() if self.estimate is not None else None
+        fraction = progress.fraction() if progress is not None else done / total
+        left = describe_eta(progress.eta_seconds()) if progress is not None and done < total else ""
+        tail = f"  {left}" if left else ""
+        if self.tty:
+            width = 30
+            filled = int(width * fraction)
+            bar = "#" * filled + "." * (width - filled)
+            self.stream.write(
+                f"\rindexing [{bar}] {100 * fraction:3.0f}%  {done}/{total} notes  {rate:.1f} notes/s{tail}\x1b[K"
+            )
+            if done == total:
+                self.stream.write("\n")
+            self.stream.flush()
+        else:
+            decile = int(10 * fraction)
+            if decile != self._last_decile:
+                self._last_decile = decile
+                line = f"indexing: {100 * fraction:.0f}%, {done}/{total} notes ({rate:.1f} notes/s){tail}"
+                print(line, file=self.stream)
