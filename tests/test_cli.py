@@ -102,6 +102,8 @@ def test_status_json(cli_env, vault, capsys):
     assert status["servers"]["embed"]["provider"] == "ollama" and "api_key" not in status["servers"]
     code, out, _ = run(capsys, "status", "--vault", str(vault))
     assert code == 0 and "servers:    embeddings ollama at http://127.0.0.1:" in out and "answers the same" in out
+    per = status["disk_bytes_per_10000_notes"] / 2**20
+    assert f"disk:       {status['disk_bytes'] / 2**20:,.1f} MiB ({per:,.0f} MiB per 10,000 notes at this rate)" in out
 
 
 def test_errors_are_clear_and_exit_nonzero(cli_env, tmp_path, capsys, monkeypatch):

@@ -83,6 +83,9 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     if status["configured_model"] != status["model"]:
         print(f"configured: {status['configured_model']} (run `vask index` to switch)")
     print(f"notes:      {status['notes']}  chunks: {status['chunks']}  last sync: {status['last_sync']}")
+    per = status["disk_bytes_per_10000_notes"]
+    scaled = f" ({per / 2**20:,.0f} MiB per 10,000 notes at this rate)" if per else ""
+    print(f"disk:       {status['disk_bytes'] / 2**20:,.1f} MiB{scaled}")
     if status["language"]["advice"]:
         print(f"language:   {status['language']['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
