@@ -194,6 +194,21 @@ def bench_sizes() -> str:
     return intro + sizes_table(record)
 
 
+def bench_sizes_1024() -> str:
+    from scripts.bench import sizes_table
+
+    record = load(BENCH / "sizes-1024.json")
+    intro = made_by(
+        "uv run python -m scripts.bench sizes --sizes 10000 --dimensions 384,1024 --topics 200 --serve-sync "
+        "--ollama-host http://127.0.0.1:11620 --json …; the same with --sizes 100000 --dimensions 1024 --topics 1000 "
+        "--queries 100",
+        "`instant` to index, `hash-embed` / `hash-embed-1024` through `scripts.hash_ollama`",
+        "[bench/sizes-1024.json](bench/sizes-1024.json)",
+        record["machine"]["commit"],
+    )
+    return intro + sizes_table(record, own_only=True)
+
+
 def bench_first_hour() -> str:
     before, after = load(BENCH / "first-hour-before.json"), load(BENCH / "first-hour-after.json")
 
@@ -578,6 +593,7 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
     DOCS / "BENCHMARKS.md": {
         "bench-all": bench_all,
         "bench-sizes": bench_sizes,
+        "bench-sizes-1024": bench_sizes_1024,
         "bench-first-hour": bench_first_hour,
         "bench-related": bench_related,
         "bench-overhead": bench_overhead,
