@@ -50,13 +50,17 @@ def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_
     arenas: list[int] = []
     monkeypatch.setattr(memory_module, "limit_malloc_arenas", lambda arenas_=2: arenas.append(arenas_))
     monkeypatch.delenv("LANCE_DEFAULT_IO_BUFFER_SIZE", raising=False)
+    monkeypatch.delenv("LANCE_SHUFFLE_BATCH_BYTES", raising=False)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     memory_module.set_process_memory_policy()
     assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == str(16 * 1024 * 1024) and arenas == [2]
+    assert os.environ["LANCE_SHUFFLE_BATCH_BYTES"] == str(32 * 1024 * 1024)
     monkeypatch.setenv("LANCE_DEFAULT_IO_BUFFER_SIZE", "999999")
+    monkeypatch.setenv("LANCE_SHUFFLE_BATCH_BYTES", "777777")
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
     memory_module.set_process_memory_policy()
     assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == "999999" and arenas == [2]  # the user's own stay
+    assert os.environ["LANCE_SHUFFLE_BATCH_BYTES"] == "777777"
 
 
 def test_the_commands_that_open_the_index_set_the_policy_and_token_does_not(monkeypatch, tmp_path: Path) -> None:
