@@ -1146,6 +1146,7 @@ async def _query_bench(
         async def cached(texts: Sequence[str], **_: object) -> np.ndarray:
             return np.stack([vectors[t] for t in texts])
 
+        own = await _own_paragraphs_found(services.store, index, real)
         real.embed = cached  # type: ignore[method-assign]
         token = (index_dir / "token").read_text().strip()
         headers = {"Authorization": f"Bearer {token}"}
@@ -1201,9 +1202,32 @@ async def _query_bench(
                 "mean": round(float(np.mean(recalls)), 4),
                 "min": round(min(recalls), 4),
             },
+            "own_paragraph_found": own,
         }
     finally:
         await runner.cleanup()
+
+
+async def _own_paragraphs_found(store: Any, index: Any, embedder: Any, samples: int = 100) -> dict[str, int]:
+    """A note found from one of its own paragraphs: `samples` passages (one a note, seeded), each
+    embedded as a question and searched by vector as the product searches (its ANN index), counted
+    when its note is among the first 10 notes."""
+    rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
+    ids, paths = rows["id"].to_pylist(), rows["path"].to_pylist()
+    first: dict[str, str] = {}
+    for chunk_id, path in zip(ids, paths, strict=True):
+        first.setdefault(path, chunk_id)
+    rng = np.random.default_rng(5)
+    picked = [str(i) for i in rng.choice(sorted(first.values()), min(samples, len(first)), replace=False)]
+    texts = await store.texts_for_ids(index.suffix, index.dimension, picked)
+    path_of = dict(zip(ids, paths, strict=True))
+    found = 0
+    for chunk_id in picked:
+        vector = (await embedder.embed([texts[chunk_id]], query=True))[0]
+        got = await store.vector_search(index.suffix, index.dimension, vector, 50)
+        notes = list(dict.fromkeys(row["path"] for row in got))[:10]
+        found += path_of[chunk_id] in notes
+    return {"found": found, "of": len(picked)}
 
 
 def run_query(args: argparse.Namespace) -> dict[str, Any]:
@@ -1512,6 +1536,10 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("first search after a sync (ms)", each(lambda o: f"{o['query']['first_search_after_sync_ms']:.0f}")),
         ("recall@50, mean", each(lambda o: f"{o['query']['vector_recall_at_50']['mean']:.3f}")),
         ("recall@50, worst query", each(lambda o: f"{o['query']['vector_recall_at_50']['min']:.2f}")),
+        (
+            "a note found from its own paragraph (of 100)",
+            each(lambda o: f"{o['query']['own_paragraph_found']['found']}"),
+        ),
         ("serve's first sync (s)", each(lambda o: f"{o['serve']['first_sync_s']:.0f}")),
         ("… peak RSS, sync + ANN index (MiB)", each(lambda o: f"{o['serve']['peak_rss_indexing_bytes'] / mib:.0f}")),
         ("… idle RSS afterwards (MiB)", each(lambda o: f"{o['serve']['idle_rss_bytes'] / mib:.0f}")),
