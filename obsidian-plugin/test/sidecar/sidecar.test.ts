@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive, until as untilEvery } from '../helpers/processes';
 import { VaskClient } from '../../src/lib/client';
 import { defaultTimers } from '../../src/lib/debounce';
 import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/lib/nodeSystem';
@@ -17,6 +18,9 @@ import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/
 // (Node's overloaded spawn and event methods are wider than the few members nodeSystem.ts declares)
 const nodeChildProcess = childProcess as unknown as ChildProcessModule;
 import { Supervisor, type SupervisorState } from '../../src/lib/supervisor';
+
+const until = <T>(what: string, fn: () => T | null | undefined | false, ms = 60_000): Promise<T> =>
+	untilEvery(what, fn, ms, 50);
 
 const REPO = resolve(__dirname, '../../..');
 const BIN = join(REPO, '.venv', process.platform === 'win32' ? 'Scripts' : 'bin');
@@ -26,25 +30,6 @@ const PYTHON = join(BIN, process.platform === 'win32' ? 'python.exe' : 'python')
 let ollama: childProcess.ChildProcess | null = null;
 let ollamaUrl = '';
 let dir = '';
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-async function until<T>(what: string, fn: () => T | null | undefined | false, ms = 60_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = fn();
-		if (v) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
 
 beforeAll(async () => {
 	if (!fs.existsSync(VASK)) throw new Error(`${VASK} is missing: run \`uv sync\` in ${REPO} first`);

@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive, until as untilEvery } from '../helpers/processes';
 import { defaultTimers } from '../../src/lib/debounce';
 import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/lib/nodeSystem';
 
@@ -16,26 +17,10 @@ import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/
 const nodeChildProcess = childProcess as unknown as ChildProcessModule;
 import { Supervisor, type Pairing, type SupervisorState } from '../../src/lib/supervisor';
 
+const until = <T>(what: string, fn: () => T | null | undefined | false, ms = 15_000): Promise<T> =>
+	untilEvery(what, fn, ms, 25);
+
 const SCRIPT = join(__dirname, 'fake-vask.mjs');
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-async function until<T>(what: string, fn: () => T | null | undefined | false, ms = 15_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = fn();
-		if (v) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 25));
-	}
-}
 
 async function health(p: Pairing, token = p.token): Promise<number> {
 	const res = await fetch(`${p.url}/v1/health`, { headers: { Authorization: `Bearer ${token}` } });
