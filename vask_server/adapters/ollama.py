@@ -200,7 +200,8 @@ class OllamaGateway:
     async def models(self, timeout: float = 5.0) -> list[str]:
         """The models Ollama has, by the names vask's settings take (":latest" left off)."""
         try:
-            response = await asyncio.wait_for(self._client.list(), timeout)
+            async with asyncio.timeout(timeout):  # (not wait_for: see OpenAIGateway.probe)
+                response = await self._client.list()
         except (ConnectionError, httpx.TransportError, TimeoutError, ollama.ResponseError) as exc:
             self._saw(False)
             raise OllamaUnavailable(self.host, describe_failure(exc)) from None
@@ -235,7 +236,8 @@ class OllamaGateway:
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is Ollama up, and which of `models` are missing."""
         try:
-            response = await asyncio.wait_for(self._client.list(), timeout)
+            async with asyncio.timeout(timeout):  # (not wait_for: see OpenAIGateway.probe)
+                response = await self._client.list()
         except (ConnectionError, httpx.TransportError, TimeoutError, ollama.ResponseError):
             self._saw(False)
             return False, []

@@ -185,7 +185,10 @@ class OpenAIGateway:
     async def models(self, timeout: float = 5.0) -> list[str]:
         """The models the server serves (`/v1/models`), by the names requests take."""
         try:
-            response = await asyncio.wait_for(self._client.get(f"{self.base_url}/models"), timeout)
+            # (asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that
+            # arrives as the request ends, and a server stopping then waited forever for this check)
+            async with asyncio.timeout(timeout):
+                response = await self._client.get(f"{self.base_url}/models")
         except (httpx.TransportError, TimeoutError) as exc:
             self._saw(False)
             raise OllamaUnavailable(self.host, describe_failure(exc), server=SERVER, start=_START) from None
@@ -213,7 +216,10 @@ class OpenAIGateway:
     async def probe(self, models: Sequence[str], timeout: float = 2.0) -> tuple[bool, list[str]]:
         """One quick look, no retries: is the server up, and which of `models` it does not serve."""
         try:
-            response = await asyncio.wait_for(self._client.get(f"{self.base_url}/models"), timeout)
+            # (asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that
+            # arrives as the request ends, and a server stopping then waited forever for this check)
+            async with asyncio.timeout(timeout):
+                response = await self._client.get(f"{self.base_url}/models")
             available = {str(item.get("id")) for item in response.json().get("data", [])}
         except (httpx.TransportError, TimeoutError, ValueError, AttributeError):
             self._saw(False)

@@ -136,10 +136,14 @@ class LiveIndex:
             if handle is not None:
                 handle.cancel()
         for task in (self._task, self._warm, self._ollama_task):
-            if task is not None:
+            # (cancelled until it ends: a library call that swallows one cancellation must not make
+            # the server's stop wait forever)
+            while task is not None and not task.done():
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await asyncio.wait({task}, timeout=1.0)
+            if task is not None and not task.cancelled():
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    task.result()
         for queue in list(self._subscribers):
             queue.put_nowait({"type": "closed"})
 
