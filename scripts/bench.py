@@ -87,7 +87,9 @@ def proc_status(pid: int | str = "self") -> dict[str, int]:
 
 
 def disk_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    from vask_server.adapters.footprint import folder_bytes
+
+    return folder_bytes(path)
 
 
 def machine() -> dict[str, Any]:

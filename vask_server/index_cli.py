@@ -64,7 +64,7 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     """`vask status`: what is indexed, with which model and servers, and what failed or was skipped."""
     from vask_server.services.context import index_status
 
-    status = await index_status(services, check=True)
+    status = await index_status(services, check=True, disk=True)
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=2))
         return 0
@@ -113,10 +113,7 @@ def pause(settings: Settings, *, paused: bool) -> int:
     if not (index_dir / "index.json").exists():
         raise VaskError(f"There is no index in {index_dir} to pause or resume.", "Check --vault / --index-dir.")
     meta = read_meta(index_dir)
-    if paused:
-        meta.extra["paused"] = True
-    else:
-        meta.extra.pop("paused", None)
+    meta.set_paused(paused)
     write_meta(index_dir, meta)
     if paused:
         print("indexing paused: `vask serve` stops after its current batch and keeps what it embedded.")

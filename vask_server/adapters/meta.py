@@ -51,6 +51,17 @@ class IndexMeta:
         second `last_sync` has."""
         return f"{suffix}@{self.last_sync}#{self.extra.get('syncs', 0)}"
 
+    @property
+    def paused(self) -> bool:
+        """Background syncs wait while this is set (`vask pause`, the plugin's Pause indexing)."""
+        return bool(self.extra.get("paused"))
+
+    def set_paused(self, paused: bool) -> None:
+        if paused:
+            self.extra["paused"] = True
+        else:
+            self.extra.pop("paused", None)
+
 
 def read_meta(index_dir: Path) -> IndexMeta:
     path = index_dir / META_FILE

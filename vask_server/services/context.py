@@ -91,7 +91,7 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
         await services.close()
 
 
-async def index_status(services: Services, *, check: bool = False) -> dict[str, Any]:
+async def index_status(services: Services, *, check: bool = False, disk: bool = False) -> dict[str, Any]:
     """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`.
     `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
     before a search meets it."""
@@ -110,7 +110,8 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
                 skipped.append({"path": path, "reason": reason})
             else:
                 failed.append({"path": path, "reason": reason})
-    disk = await asyncio.to_thread(folder_bytes, services.index_dir / "lancedb")
+    # (a walk of the index folder: asked by the status commands, not by the count after every sync)
+    on_disk = await asyncio.to_thread(folder_bytes, services.index_dir / "lancedb") if disk else None
     # (the same word for the same file as the sync's report: `vask index` and this must agree)
     failed.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_problems", {}).items())
     skipped.extend({"path": path, "reason": reason} for path, reason in meta.extra.get("scan_skipped", {}).items())
@@ -120,13 +121,13 @@ async def index_status(services: Services, *, check: bool = False) -> dict[str, 
         "notes": notes,
         "chunks": chunks,
         # the index folder's bytes (all tables and versions), and as many per 10,000 notes at this rate
-        "disk_bytes": disk,
-        "disk_bytes_per_10000_notes": per_notes(disk, notes),
+        "disk_bytes": on_disk,
+        "disk_bytes_per_10000_notes": None if on_disk is None else per_notes(on_disk, notes),
         "model": active.get("model"),
         "dimension": active.get("dimension"),
         "configured_model": services.settings.embed_model,
         "building": meta.building,
-        "paused": bool(meta.extra.get("paused")),  # (`vask pause`, the plugin's pause)
+        "paused": meta.paused,
         "last_sync": meta.last_sync,
         # notes kept out of the index, counted by the rule that excludes them (never their names)
         "excluded": meta.extra.get("excluded", {}),

@@ -418,7 +418,8 @@ class Indexer:
         await self.store.ensure_fts(suffix, dimension, rebuild=rebuild)
         # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
-        await self.store.drop_text(suffix)
+        if run.only is None:  # (every start-up sync is whole: a leftover is gone after a restart)
+            await self.store.drop_text(suffix)
         if self._purge:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)

@@ -265,14 +265,15 @@ class LiveIndex:
         indexer = self.services.indexer
         progress = indexer.progress
         paused = indexer.paused
+        told = progress.to_dict() if progress is not None else None
         state = "paused" if paused and self.state in ("indexing", "starting") else self.state
         return {
             "type": "status",
             "state": state,
             "paused": paused,
             # the running sync's notes and chunks done and (estimated) in all, pace and time left
-            "progress": progress.to_dict() if progress is not None else None,
-            "eta_seconds": progress.to_dict()["eta_seconds"] if progress is not None else None,
+            "progress": told,
+            "eta_seconds": told["eta_seconds"] if told is not None else None,
             "notes": self.counts.get("notes", 0),
             "chunks": self.counts.get("chunks", 0),
             "pending": self.pending,

@@ -23,14 +23,11 @@ class SyncPause:
 
     @property
     def on(self) -> bool:
-        return bool(self.store.read_meta().extra.get("paused"))
+        return self.store.read_meta().paused
 
     def set(self, paused: bool) -> None:
         meta = self.store.read_meta()
-        if paused:
-            meta.extra["paused"] = True
-        else:
-            meta.extra.pop("paused", None)
+        meta.set_paused(paused)
         self.store.write_meta(meta)
         self._changed.set()
 

@@ -180,7 +180,7 @@ async def doctor(request: web.Request) -> web.Response:
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     services, live = _services(request), _live(request)
-    detail = await index_status(services, check=True)
+    detail = await index_status(services, check=True, disk=True)
     error = live.last_error
     report = live.last_report
     snapshot = live.snapshot()
