@@ -156,15 +156,14 @@ class Calibrator:
             texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
             ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
-        kind = "questions"
-        try:
-            if not index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
-                raise _NotNow
-            pairs = await self._question_pairs(index, ids, found)
-        except (OllamaUnavailable, ModelMissing, OllamaFailed, _NotNow) as exc:
-            if not isinstance(exc, _NotNow):
+        kind, pairs = "passages", None
+        if index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
+            try:
+                kind, pairs = "questions", await self._question_pairs(index, ids, found)
+            except (OllamaUnavailable, ModelMissing, OllamaFailed) as exc:
                 log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
-            kind, pairs = "passages", (found @ found.T)[np.triu_indices(found.shape[0], 1)]
+        if pairs is None:
+            pairs = (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
         return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
@@ -191,10 +190,6 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
-
-
-class _NotNow(Exception):
-    """The calibration's questions wait for the index to be complete."""
 
 
 def _probe(text: str) -> str:
