@@ -44,9 +44,7 @@ _SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
 # each table) that grows without bound, and every write gets slower. Reconnecting after this many
 # writes bounds both.
 _RECONNECT_AFTER_WRITES = 32
-# A compaction keeps the versions of its last seconds, which searches in flight may still read; after a
-# large sync those hold as much again as the index (10,000 notes of 1,024-d vectors: 799 MiB on disk,
-# 455 once pruned). They are pruned once that long has passed (`prune_later`).
+# A compaction keeps the versions of its last seconds: searches in flight may still read them.
 _KEEP_VERSIONS = timedelta(seconds=10)
 
 KEYWORD_SEARCH = "keyword search"
@@ -64,7 +62,6 @@ class Store:
         self._text_ready: set[str] = set()  # suffixes whose keyword table is searchable
         self.ann = VectorIndexes()  # the chunk tables' ANN indexes, and a build in the background
         self._lock = asyncio.Lock()
-        self._prune: asyncio.Task[None] | None = None
         # Goes up after every write of this process: with index.json's last_sync (whole seconds, and
         # the only sign of another process's writes), what tells a cache of stored data it is stale.
         self.writes = 0
@@ -449,25 +446,8 @@ class Store:
         self._writes_on_connection = 0
 
     async def wait_background(self) -> None:
-        """Until a vector index being built is ready and old versions are pruned (for `vask index`,
-        which exits afterwards)."""
+        """Until a vector index being built is ready (for `vask index`, which exits afterwards)."""
         await self.ann.wait()
-        if self._prune is not None:
-            await asyncio.gather(self._prune, return_exceptions=True)
-
-    def prune_later(self, suffix: str, dimension: int) -> None:
-        """Removes, once no search can still be reading them, the old versions a large sync's
-        compaction had to keep (after a vector index being built, which reads one of them)."""
-        if self._prune is None or self._prune.done():
-            self._prune = asyncio.create_task(self._prune_old_versions(suffix, dimension), name="vask-prune")
-
-    async def _prune_old_versions(self, suffix: str, dimension: int) -> None:
-        await self.ann.wait()
-        await asyncio.sleep(_KEEP_VERSIONS.total_seconds() + 1)
-        try:
-            await self.compact(suffix, dimension, keep=_KEEP_VERSIONS)
-        except Exception as exc:  # the next compaction prunes them
-            log.warning("removing old versions of the index failed (%s); the next sync tries again", exc)
 
     async def purge(self, suffix: str, dimension: int) -> None:
         """After excluded notes were deleted: rebuilds the full-text (and vector) index without them

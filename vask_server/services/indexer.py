@@ -47,9 +47,6 @@ log = logging.getLogger(__name__)
 
 _NOTES_PER_BATCH = 64
 _COMPACT_AFTER_WRITES = 25
-# A sync of this many notes has its compaction's kept versions pruned once no search can read them
-# (`Store.prune_later`): they hold as much again as the index. (A smaller one's wait the next sync.)
-_PRUNE_AFTER_NOTES = 1_000
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and many small ones make the compaction slower and its
 # memory peak higher than the same rows in fewer. A write waits for this many rows or this long, so a
@@ -474,8 +471,6 @@ class Indexer:
         if run.large or run.compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
         await self.store.index_vectors_later(run.suffix, run.dimension)
-        if run.total >= _PRUNE_AFTER_NOTES and run.compacted:
-            self.store.prune_later(run.suffix, run.dimension)
 
     async def _unchanged_since_last_sync(
         self, scan: VaultScan, started: float, not_english: float | None
