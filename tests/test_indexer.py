@@ -387,6 +387,43 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         assert "vector index" not in stages
 
 
+async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_builds_the_vector_index(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """The pruning is an optimize, which would damage a vector index built before it."""
+    from datetime import timedelta
+
+    import vask_server.adapters.store as store_module
+    import vask_server.services.indexer as indexer_module
+
+    monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
+    monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(indexer_module, "_PRUNE_AFTER_NOTES", 100)
+    monkeypatch.setattr(store_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
+    vault = _many_notes(tmp_path / "vault", 100)
+    optimized_with_index: list[bool] = []
+    async with open_services(settings_for(vault)) as services:
+        store = services.store
+        real_prune = store.prune_versions
+
+        async def watched(suffix: str, dimension: int) -> None:
+            table = await store.chunks(suffix, dimension)
+            optimized_with_index.append(any("vector" in i.columns for i in await table.list_indices()))
+            await real_prune(suffix, dimension)
+
+        monkeypatch.setattr(store, "prune_versions", watched)
+        await services.indexer.sync()
+        suffix, dimension = await services.indexer.target()
+        table = await store.chunks(suffix, dimension)
+        assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
+            ann_module.ann_plan(200).index_name
+        ]
+    assert optimized_with_index == [False]
+    versions = settings_for(vault).resolved_index_dir() / "lancedb" / f"chunks_{suffix}.lance" / "_versions"
+    # pruned down to the compaction's, then the keyword and B-tree indexes' and the vector index's own
+    assert len(list(versions.glob("*.manifest"))) <= 6
+
+
 async def test_the_status_says_what_the_index_takes_on_disk_and_per_10000_notes(fake_ollama, small_vault, settings_for):
     settings = settings_for(small_vault)
     async with open_services(settings) as services:

@@ -183,3 +183,80 @@ async def test_filtered_searches_through_the_index_probe_further_until_enough_ro
         await table.query().nearest_to(query).distance_type("cosine").limit(50).where(one_note).nprobes(2).to_arrow()
     )
     assert unwidened.num_rows < 20  # what a fixed probe count finds: the case the widening is for
+
+
+def _vector_index_uuids(indices: list) -> list[str]:
+    return [i.index_uuid for i in indices if "vector" in i.columns]
+
+
+async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_then_drops_it_first(
+    tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LanceDB's optimize can lose rows of an IVF-RQ index it folds new rows into (measured on a
+    121,736-chunk table: recall@50 1.000 -> 0.967): the index is never optimized, only made anew."""
+    import vask_server.adapters.store as store_module
+
+    rng = np.random.default_rng(6)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 2_000, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    built = _vector_index_uuids(await table.list_indices())
+    assert len(built) == 1
+
+    for start in range(2_000, 2_100, 20):  # five small writes, a note each: not enough to be due
+        await table.add(_rows(start, 20, rng, centres))
+    assert await store.compact(SUFFIX, DIM) is False
+    assert _vector_index_uuids(await table.list_indices()) == built  # untouched
+    fragments = (await table.stats())["fragment_stats"]["num_fragments"]
+    assert fragments >= 6  # (and not compacted: that would have optimized the index)
+    # rows written since the index was built are found all the same (searched exactly beside it)
+    stored = await table.query().where("id = 'c2040'").select(["vector"]).to_arrow()
+    query = np.asarray(stored["vector"][0].as_py(), np.float32)
+    assert "c2040" in {hit["id"] for hit in await store.vector_search(SUFFIX, DIM, query, 5)}
+
+    monkeypatch.setattr(store_module, "_COMPACT_INDEXED_FRAGMENTS", 5)
+    assert await store.compact(SUFFIX, DIM) is True
+    table = await store.chunks(SUFFIX, DIM)
+    assert _vector_index_uuids(await table.list_indices()) == []  # dropped before the optimize
+    assert (await table.stats())["fragment_stats"]["num_fragments"] < fragments
+    plan = await store.missing_vector_index(SUFFIX, DIM)
+    assert plan == ann_plan(2_100)  # what the sync builds next ("vector index")
+    await store.index_vectors_now(SUFFIX, DIM, plan)
+    assert len(_vector_index_uuids(await table.list_indices())) == 1
+
+
+async def test_rows_outside_the_vector_index_make_a_compaction_due(tmp_path: Path, small_plan: None) -> None:
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 1_500, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    await table.add(_rows(1_500, 500, rng, centres))  # a third more than the index holds, in one write
+    assert await store.compact(SUFFIX, DIM) is True
+
+
+async def test_the_purge_builds_the_vector_index_after_the_compaction_and_no_old_index_file_stays(
+    tmp_path: Path, small_plan: None
+) -> None:
+    rng = np.random.default_rng(8)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, 2_000, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    old = _vector_index_uuids(await table.list_indices())
+    await store.delete_notes(SUFFIX, DIM, ["note3.md"])  # an excluded note: rows c60..c79
+    await store.purge(SUFFIX, DIM)
+    table = await store.chunks(SUFFIX, DIM)
+    new = _vector_index_uuids(await table.list_indices())
+    assert len(new) == 1 and new != old
+    on_disk = {p.name for p in tmp_path.rglob("_indices/*")}
+    assert not set(old) & on_disk and set(new) <= on_disk
+    for query in centres.astype(np.float32):
+        assert not any(hit["path"] == "note3.md" for hit in await store.vector_search(SUFFIX, DIM, query, 50))

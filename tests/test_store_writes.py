@@ -104,3 +104,30 @@ async def test_memory_is_released_once_activity_pauses_not_at_every_touch(monkey
     quiet.touch()
     await asyncio.sleep(0.3)
     assert len(calls) == 2
+
+
+async def test_old_versions_a_large_sync_kept_are_pruned_once_no_search_can_read_them(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """A compaction keeps its last seconds' versions (searches in flight read them); after a large sync
+    they hold as much again as the index, so they are pruned once that time has passed."""
+    from datetime import timedelta
+
+    import vask_server.adapters.store as store_module
+    from vask_server.services.context import open_services
+
+    monkeypatch.setattr(store_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        for n in range(3):  # versions: each sync writes some
+            (small_vault / f"Extra {n}.md").write_text(f"# Extra {n}\n\nMore words, number {n}.\n")
+            await services.indexer.sync()
+        active = services.store.read_meta().active
+        suffix, dimension = active["suffix"], int(active["dimension"])
+        await services.store.compact(suffix, dimension, keep=timedelta(hours=1))  # every version kept
+        versions = settings.resolved_index_dir() / "lancedb" / f"chunks_{suffix}.lance" / "_versions"
+        before = len(list(versions.glob("*.manifest")))
+        services.store.prune_later(suffix, dimension)
+        await services.store.wait_background()
+        after = len(list(versions.glob("*.manifest")))
+    assert before > 3 and after == 1

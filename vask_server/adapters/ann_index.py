@@ -86,6 +86,12 @@ class VectorIndexes:
                 await table.drop_index(old)
         self.built[name] = plan.partitions
 
+    async def drop(self, name: str, table: lancedb.AsyncTable) -> None:
+        """Drops the table's vector indexes: searches are exact until one is built again."""
+        for index in await self.read(name, table):
+            await table.drop_index(index)
+        self.forget(name)
+
     async def build(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
         """`create`, with a failure logged (searches stay as they were; the next sync tries again)."""
         started = time.perf_counter()

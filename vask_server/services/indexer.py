@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 
 _NOTES_PER_BATCH = 64
 _COMPACT_AFTER_WRITES = 25
+# A sync of this many notes has the versions its compaction kept pruned once no search can read them
+# (`Store.prune_versions`): they hold as much again as the index. (A smaller one's wait the next sync.)
+_PRUNE_AFTER_NOTES = 1_000
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and many small ones make the compaction slower and its
 # memory peak higher than the same rows in fewer. A write waits for this many rows or this long, so a
@@ -404,7 +407,8 @@ class Indexer:
         run.compacted = run.wrote and (run.only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
         if run.compacted:
             stage("compacting")
-            await self.store.compact(suffix, dimension)
+            if await self.store.compact(suffix, dimension):
+                log.info("compacted the chunks table; its vector index is built anew")
             self._writes_since_compact = 0
             if run.large:
                 release_memory()  # what the compaction freed, before the full-text index is built
@@ -427,9 +431,14 @@ class Indexer:
             await self.store.forget_tables()
             release_memory()
         first_ann = await self.store.missing_vector_index(suffix, dimension) if run.wrote else None
+        prune = run.compacted and run.total >= _PRUNE_AFTER_NOTES
         if first_ann is not None:
             stage("vector index")
+            if prune:  # (before the index is built: the pruning's optimize would damage it)
+                await self.store.prune_versions(suffix, dimension)
             await self.store.index_vectors_now(suffix, dimension, first_ann)
+        elif prune:
+            self.store.prune_later(suffix, dimension)
         stage(None)
 
     async def _record(
