@@ -537,7 +537,8 @@ class Store:
         """Whether a chunk table with a vector index has piled up enough to be compacted (and its
         vector index built again): many small fragments (every sync's write adds some), or many rows
         written since its vector index was built (searched exactly beside it until then)."""
-        fragments = (await table.stats())["fragment_stats"]
+        stats: Any = await table.stats()  # (a dict at run time, whatever its annotation says)
+        fragments = stats["fragment_stats"]
         indexed = unindexed = 0
         for index in await table.list_indices():
             if "vector" in index.columns:
