@@ -172,3 +172,28 @@ async def test_the_related_pane_is_the_same_mechanism(fake_ollama, vault, settin
         asked = await api.search("what connects to [[Launch Tidepool app]]?", top_k=10)
         assert [r["path"] for r in related] == [h["path"] for h in asked["hits"]]
         assert [r["linked"] for r in related] == [h["linked"] != "unlinked" for h in asked["hits"]]
+
+
+def test_linked_notes_come_first_with_a_third_of_the_places_kept_for_notes_not_linked_and_lists_left_out():
+    from vask_server.core.models import Hit
+    from vask_server.services import connections
+    from vask_server.services.connections import Connected
+
+    class Graph:  # how many notes each links to
+        def link_count(self, path: str) -> int:
+            return 2_000 if path == "All notes.md" else 3
+
+    def note(path: str, score: float, linked: str) -> Connected:
+        hit = Hit(path, path, path, "", "", 1, 1, score, "")
+        return Connected(path, path, score, linked, hit, "")
+
+    # 12 linked notes, all further than the unlinked ones: still 7 of 10 places are theirs
+    linked = [note(f"L{i:02}.md", 0.5 - i / 100, "links to") for i in range(12)]
+    unlinked = [note("All notes.md", 0.95, "unlinked")] + [
+        note(f"U{i}.md", 0.9 - i / 100, "unlinked") for i in range(5)
+    ]
+    chosen = connections._choose(sorted(linked + unlinked, key=lambda c: -c.score), 10, Graph())  # type: ignore[arg-type]
+    assert [c.path for c in chosen] == ["U0.md", "U1.md", "U2.md", *(f"L{i:02}.md" for i in range(7))]
+    # few linked notes: the other places go to notes not linked yet
+    chosen = connections._choose(sorted(linked[:2] + unlinked, key=lambda c: -c.score), 10, Graph())  # type: ignore[arg-type]
+    assert sorted(c.path for c in chosen) == ["L00.md", "L01.md", "U0.md", "U1.md", "U2.md", "U3.md", "U4.md"]

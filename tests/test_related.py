@@ -145,16 +145,15 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
             scores[other] = scores.get(other, 0.0) + 0.15
     reasons = {p: ("links to" if p in outgoing else "linked from" if p in incoming else "similar") for p in scores}
     ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    ranked = ordered[:top_k]
-    # at least a third of the places for notes not linked yet, when there are that many
-    quota = min(top_k // 3, sum(reasons[p] == "similar" for p, _ in ordered))
-    missing = quota - sum(reasons[p] == "similar" for p, _ in ranked)
-    if missing > 0:
-        extra = [item for item in ordered[top_k:] if reasons[item[0]] == "similar"][:missing]
-        linked = [item for item in ranked if reasons[item[0]] != "similar"]
-        ranked = sorted(
-            [i for i in ranked if i not in linked[len(linked) - missing :]] + extra, key=lambda i: (-i[1], i[0])
-        )
+    # the linked notes first, and at least a third of the places for notes not linked yet (more when
+    # fewer are linked); a note linking to over 100 others is a list, never shown as one not linked
+    linking = {
+        p: len({link.get("resolved") for link in json.loads(r.links or "[]")} - {None, p}) for p, r in manifest.items()
+    }
+    linked = [item for item in ordered if reasons[item[0]] != "similar"]
+    similar = [item for item in ordered if reasons[item[0]] == "similar" and linking.get(item[0], 0) <= 100]
+    shown = similar[: max(top_k // 3, top_k - len(linked))]
+    ranked = sorted(linked[: top_k - len(shown)] + shown, key=lambda i: (-i[1], i[0]))
     return [
         {"path": p, "title": manifest[p].title if p in manifest else p, "score": round(s, 4), "reason": reasons[p]}
         for p, s in ranked

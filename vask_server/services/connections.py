@@ -43,6 +43,9 @@ _SEED_PASSAGES = 16
 # connection set and made /v1/related 4-9x slower (docs/EVALUATION.md, "Connections").
 _CANDIDATE_ROWS = 60
 _KEYWORD_ROWS = 30
+# A note that links to more than this many others is a list (a folder's index, "all plugins"): never
+# offered as a connection not linked yet, as every note it lists would be.
+_LIST_LINKS = 100
 # A question that says more than "what connects to X" ("…about pricing") weighs its own words in so.
 _QUESTION_WEIGHT = 0.5
 
@@ -208,19 +211,15 @@ def _rank(
         heading = seed_headings[int(nearest[i])] if seed_headings else ""
         ranked.append(Connected(path, graph.title(path) or hit.title or path, score, linked, hit, heading))
     ranked.sort(key=lambda c: (-c.score, c.path))  # (ties by path: the same order every time)
-    return _with_unlinked(ranked, top_k)
+    return _choose(ranked, top_k, graph)
 
 
-def _with_unlinked(ranked: list[Connected], top_k: int) -> list[Connected]:
-    """The best `top_k`, of which at least half are not linked yet when there are that many: in a
-    densely linked vault the linked notes, with their bonus, would fill every place, and the
-    connections not linked yet are the ones a person does not know of."""
-    chosen = ranked[:top_k]
-    quota = min(top_k // 3, sum(c.linked == "unlinked" for c in ranked))
-    missing = quota - sum(c.linked == "unlinked" for c in chosen)
-    if missing > 0:
-        extra = [c for c in ranked[top_k:] if c.linked == "unlinked"][:missing]
-        linked = [c for c in chosen if c.linked != "unlinked"]
-        dropped = {c.path for c in linked[len(linked) - missing :]}  # the weakest linked ones
-        chosen = sorted([c for c in chosen if c.path not in dropped] + extra, key=lambda c: (-c.score, c.path))
-    return chosen
+def _choose(ranked: list[Connected], top_k: int, graph: LinkGraph) -> list[Connected]:
+    """The `top_k` to show, best first: the linked notes (the author said they belong together), the
+    closest first, and a third of the places at least for the closest notes not linked yet (what a
+    person does not know of), more when there are fewer linked ones. Lists are no unlinked connection."""
+    linked = [c for c in ranked if c.linked != "unlinked"]
+    unlinked = [c for c in ranked if c.linked == "unlinked" and graph.link_count(c.path) <= _LIST_LINKS]
+    shown_unlinked = unlinked[: max(top_k // 3, top_k - len(linked))]
+    chosen = linked[: top_k - len(shown_unlinked)] + shown_unlinked
+    return sorted(chosen, key=lambda c: (-c.score, c.path))

@@ -88,6 +88,11 @@ class LinkGraph(Mapping[str, frozenset[str]]):
         """The notes that link to `path`."""
         return self._paths_of(self._in, path)
 
+    def link_count(self, path: str) -> int:
+        """How many notes `path` links to."""
+        number = self._numbers.get(path)
+        return 0 if number is None else len(self._out.of(number))
+
     def _paths_of(self, adjacency: _Adjacency, path: str) -> frozenset[str]:
         number = self._numbers.get(path)
         if number is None:
