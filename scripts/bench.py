@@ -1494,11 +1494,40 @@ def _one_size(
 
     one["restart"] = run_restart(ns(vault=vault, index_dir=index_dir, model=model, runs=args.restarts, searches=50))
     one["query"] = run_query(ns(vault=vault, index_dir=index_dir, model=model, queries=args.queries, mode="hybrid"))
+    if args.later_sync:
+        one["later_sync"] = run_later_sync(
+            ns(vault=vault, index_dir=index_dir, model=model, dimension=dimension, notes=args.later_sync, queries=100)
+        )
     if args.serve_sync:
         serve_dir = work / f"index-serve-{notes}{suffix}"
         one["serve"] = run_memory(ns(vault=vault, index_dir=serve_dir, model=model))
         shutil.rmtree(serve_dir)
     return one
+
+
+def run_later_sync(args: argparse.Namespace) -> dict[str, Any]:
+    """A later sync of an indexed vault with `args.notes` of its notes edited (a paragraph added to
+    each, taken out again after): how long it takes, the index on disk after it, and /v1/search's
+    latency and the recall of its vector list after it (what a first build's figures cannot show: a
+    compaction that damaged the vector index went unseen so)."""
+    notes = sorted(p for p in args.vault.rglob("*.md") if ".obsidian" not in p.parts)
+    picked = random.Random(args.seed).sample(notes, min(args.notes, len(notes)))
+    originals = {path: path.read_bytes() for path in picked}
+    try:
+        for n, path in enumerate(picked):
+            path.write_bytes(originals[path] + f"\n\nA paragraph added later, number {n}.\n".encode())
+        sync = asyncio.run(
+            _index_once(args.vault, args.index_dir, args.ollama_host, LOCAL_HASH, None, None, dimension=args.dimension)
+        )
+        query = run_query(argparse.Namespace(**{**vars(args), "mode": "hybrid"}))
+    finally:
+        for path, data in originals.items():
+            path.write_bytes(data)
+    return {"notes_changed": len(picked), "sync_s": sync["total_s"], "index_bytes": sync["index_bytes"], "query": query}
+
+
+def _later_recall(one: dict[str, Any]) -> dict[str, float]:
+    return dict(one["later_sync"]["query"]["vector_recall_at_50"])
 
 
 def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -1542,6 +1571,12 @@ def size_rows(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
             "a note found from its own paragraph (of 100)",
             each(lambda o: f"{o['query']['own_paragraph_found']['found']}"),
         ),
+        ("a later sync: notes edited", each(lambda o: f"{o['later_sync']['notes_changed']:,}")),
+        ("… its time (s)", each(lambda o: f"{o['later_sync']['sync_s']:.1f}")),
+        ("… recall@50 after it, mean", each(lambda o: f"{_later_recall(o)['mean']:.3f}")),
+        ("… recall@50 after it, worst", each(lambda o: f"{_later_recall(o)['min']:.2f}")),
+        ("… /v1/search median after it (ms)", each(lambda o: f"{o['later_sync']['query']['server']['median_ms']:.1f}")),
+        ("… index on disk after it (MiB)", each(lambda o: f"{o['later_sync']['index_bytes'] / mib:,.0f}")),
         ("serve's first sync (s)", each(lambda o: f"{o['serve']['first_sync_s']:.0f}")),
         ("… peak RSS, sync + ANN index (MiB)", each(lambda o: f"{o['serve']['peak_rss_indexing_bytes'] / mib:.0f}")),
         ("… idle RSS afterwards (MiB)", each(lambda o: f"{o['serve']['idle_rss_bytes'] / mib:.0f}")),
@@ -1693,6 +1728,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--topics", type=int, default=None, help="vaults whose notes cluster in this many topics")
     p.add_argument("--serve-sync", action="store_true", help="also vask serve's first sync (a fast model server)")
+    p.add_argument(
+        "--later-sync", type=int, default=0, metavar="N", help="also a later sync of N edited notes, recall after it"
+    )
     common(p)
 
     p = sub.add_parser("index", help="full index of --vault into a fresh --index-dir, time split by stage")

@@ -37,6 +37,9 @@ SEED = "01 Projects/Launch Tidepool app.md"
         ("Anything from February that connects to this project?", None, "Anything from February that?"),
         ("what does this remind me of?", None, "what?"),
         ("What does the note I have open remind me of?", None, "What?"),
+        ("Which ideas relate to this talk?", None, "Which ideas?"),  # any thing, not a time, ends the clause
+        ("What else relates to this setup?", None, "What else?"),
+        ("What's related to the plugin note I have open?", None, "What's?"),
         ("¿Qué notas están relacionadas con esta nota?", None, "¿Qué notas están?"),
     ],
 )
@@ -54,6 +57,8 @@ def test_a_connection_phrase_makes_the_note_after_it_the_seed(question, seed, le
         "according to [[Deep Work]], how long should a session be?",
         "how does sleep relate to running?",  # no note named
         "what relates to this quarter?",  # "this" names no note here
+        "what connects to this March?",
+        "anything related to this summer?",
         "what did I write about this in [[Shape Up]]?",
         "summarize [[Launch Tidepool app]]",
     ],

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vask_server.core.timewords import MONTH_NAMES, WEEKDAYS
+
 _PHRASE = (
     r"(?:connect(?:s|ed|ing)?|connections?|linked)\s+(?:to|with)"
     r"|relat(?:e|es|ed|ing)\s+to|relevant\s+(?:to|for)|builds?\s+on|building\s+on|built\s+on"
@@ -38,14 +40,27 @@ _DETERMINER = (
     r"(?:(?:topic|subject|theme|ideas?|contents?|tema)\s+(?:of|in|de|en)\s+(?:(?:the|my|el|la|mi)\s+)?)?"
 )
 _NOTE = r"\[\[(?!\s*\]\])[^\[\]\n]+?\]\]"
+# Times that "this" names at the end of a question ("…relate to this quarter"): no note.
+_TIMES = "|".join(
+    sorted(
+        {"day", "week", "weekend", "month", "quarter", "year", "morning", "afternoon", "evening", "night", "time"}
+        | {"season", "spring", "summer", "autumn", "fall", "winter", "semester", "term", "decade", "period", "sprint"}
+        | set(MONTH_NAMES)
+        | set(WEEKDAYS),
+        key=len,
+        reverse=True,
+    )
+)
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
-# alone only at the end of a clause ("…relate to this quarter" names no note)
+# alone, and "this talk", "this setup", "this plugin note" (any thing, not a time), only at the end of
+# a clause
 _OPEN_NOTE = (
     r"(?:this|esta|este)\s+(?:note|project|page|idea|book|file|one|draft|essay|nota|proyecto|p[aá]gina|libro"
     r"|archivo|entrada)(?![\w-])"
     r"|(?:this|esto)(?=\s*(?:[?.!,;:)]|$))"
-    r"|the\s+(?:note|page|file)\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?![\w-])"
-    r"|the\s+(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
+    rf"|this\s+(?!(?:{_TIMES})(?![\w-]))[^\W\d_]+(?:\s+(?:note|page|file))?(?=\s*(?:[?.!,;:)]|$))"
+    r"|the\s+(?:[^\W\d_]+\s+)?(?:note|page|file)\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?![\w-])"
+    r"|the\s+(?:[^\W\d_]+\s+)?(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
     r"|the\s+(?:open|current)\s+(?:note|page|file)(?![\w-])"
     r"|la\s+nota\s+(?:abierta|actual|que\s+tengo\s+abierta)(?![\w-])"
     r"|(?:diese[rmn]?|dieses)\s+(?:Notiz|Seite|Projekt|Projekts|Buch|Idee|Datei)(?![\w-])"

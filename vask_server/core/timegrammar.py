@@ -16,6 +16,7 @@ from vask_server.core.timewords import (
     NUMBERS,
     RECENT_TIME_WORDS,
     RELATIVE_TIME_WORDS,
+    SEASONS,
     TIME_UNIT_WORDS,
     WEEKDAYS,
     month_words,
@@ -32,6 +33,7 @@ _COUNT = r"(?:\d{1,3}|" + "|".join(sorted((re.escape(n) for n in NUMBERS), key=l
 _DAY = r"\d{1,2}(?:st|nd|rd|th|º)?"
 _YEAR = r"(?:19|20)\d{2}"
 _UNIT = r"(?:days?|weeks?|months?|years?|d[ií]as?|semanas?|mes(?:es)?|años?)"
+_SEASON = "(?:" + "|".join(sorted(SEASONS, key=len, reverse=True)) + ")"
 
 # -- English and Spanish -------------------------------------------------------------------------------
 
@@ -60,6 +62,19 @@ ATOMS: tuple[tuple[str, str], ...] = (
         rf"(?:quarter|trimestre))(?:\s+(?:of\s+|de\s+|del\s+)?(?P<year>{_YEAR}))?",
     ),
     ("relative_quarter", r"(?P<which>last|past|previous|this|current)\s+quarter"),
+    # the first half of 2022, H2 2021, la segunda mitad de 2022
+    (
+        "half",
+        rf"(?:h(?P<half_number>[12])|(?:the\s+|la\s+)?(?P<half_word>first|second|primera|segunda)\s+(?:half|mitad))"
+        rf"\s+(?:of\s+|de\s+|del\s+)?(?P<year>{_YEAR})",
+    ),
+    # summer 2021, the fall of 2022, last winter, el verano de 2021, el otoño pasado
+    (
+        "season",
+        rf"(?:the\s+|el\s+|la\s+)?(?P<season>{_SEASON})\s+(?:of\s+|de\s+|del\s+)?(?P<year>{_YEAR})"
+        rf"|(?P<which>last|past|previous|this)\s+(?P<relative_season>{_SEASON})"
+        rf"|(?:este|esta)\s+(?P<es_this_season>{_SEASON})|(?:el|la)\s+(?P<es_last_season>{_SEASON})\s+pasad[oa]",
+    ),
     (
         "relative_unit",
         r"(?:(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month|year))"
@@ -153,7 +168,7 @@ THIS_YEAR_RE = re.compile(
 # Cheap test first: a question with none of these has no time in it (most questions).
 GATE_RE = re.compile(
     rf"\d|{_B}(?:{_MONTH}|last|past|this|previous|current|ago|yesterday|today|tonight|week|weekend|month|year|"
-    rf"quarter|recent|recently|lately|latest|earliest|first|since|late|early|mid|days|hace|ayer|hoy|anteayer|"
+    rf"quarter|recent|recently|lately|latest|earliest|first|since|late|early|mid|days|hace|ayer|hoy|anteayer|{_SEASON}|"
     rf"semana|mes|año|pasad[oa]|[uú]ltim[oa]|primera|desde|trimestre|recientemente|estos|{_WEEKDAY}){_E}",
     re.IGNORECASE,
 )

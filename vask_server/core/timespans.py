@@ -17,10 +17,12 @@ from dateutil.relativedelta import relativedelta
 
 from vask_server.core.timegrammar import ATOM_RULES, MONTHS, RELATIVE_WORDS, UNIT_OF
 from vask_server.core.timewords import (
+    HALF_WORDS,
     NUMBER_WORDS,
     NUMBERS,
     ORDINAL_WEEK,
     QUARTER_WORDS,
+    SEASONS,
     WEEKDAYS,
     cjk_number,
     month_span,
@@ -212,6 +214,33 @@ def _r_relative_quarter(m: re.Match[str], today: date, year: int | None) -> Span
     return Span(*_quarter_span(previous.year, (previous.month - 1) // 3 + 1))
 
 
+def _r_half(m: re.Match[str], today: date, year: int | None) -> Span:
+    half = int(_s(m, "half_number")) if _g(m, "half_number") else HALF_WORDS[_s(m, "half_word").lower()]
+    named = int(_s(m, "year"))
+    return Span(date(named, 1, 1), date(named, 6, 30)) if half == 1 else Span(date(named, 7, 1), date(named, 12, 31))
+
+
+def _season_span(year: int, first_month: int) -> tuple[date, date]:
+    """The three months from `first_month` of `year` (winter runs into the next year)."""
+    start = date(year, first_month, 1)
+    return start, start + relativedelta(months=3) - timedelta(days=1)
+
+
+def _r_season(m: re.Match[str], today: date, year: int | None) -> Span:
+    """ "summer 2021": that year's; "last summer": the most recent that has ended; "this summer": this
+    year's (this winter: the one under way or, before December, the one that began last December)."""
+    if _g(m, "year"):
+        return Span(*_season_span(int(_s(m, "year")), SEASONS[_s(m, "season").lower()]))
+    word = next(_s(m, name) for name in ("relative_season", "es_this_season", "es_last_season") if _g(m, name))
+    first_month = SEASONS[word.lower()]
+    this = _g(m, "es_this_season") or (_g(m, "which") and _s(m, "which").lower() == "this")
+    begun = today.year if first_month <= today.month else today.year - 1  # the latest that has begun
+    start, end = _season_span(begun, first_month)
+    if this:
+        return Span(start, min(end, today))
+    return Span(start, end) if end < today else Span(*_season_span(begun - 1, first_month))
+
+
 def _r_relative_unit(m: re.Match[str], today: date, year: int | None) -> Span:
     if _g(m, "es_this_unit") or _g(m, "es_last_unit"):
         spanish = _s(m, "es_this_unit", "es_last_unit").lower()
@@ -330,6 +359,8 @@ _RESOLVERS = {
     "month_year": _r_month_year,
     "quarter": _r_quarter,
     "relative_quarter": _r_relative_quarter,
+    "half": _r_half,
+    "season": _r_season,
     "relative_unit": _r_relative_unit,
     "weekend": _r_weekend,
     "weekday": _r_weekday,

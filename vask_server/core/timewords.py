@@ -101,6 +101,13 @@ NUMBERS = {
 }
 ORDINAL_WEEK = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": -1, "primera": 1, "segunda": 2}
 ORDINAL_WEEK.update({"tercera": 3, "cuarta": 4, "última": -1, "ultima": -1})
+# The seasons (the meteorological ones of the northern hemisphere), by the month each begins in:
+# "winter 2022" is December 2022 to February 2023, the winter that begins in that year.
+SEASONS = {
+    "spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12,
+    "primavera": 3, "verano": 6, "otoño": 9, "otono": 9, "invierno": 12,
+}  # fmt: skip
+HALF_WORDS = {"first": 1, "second": 2, "primera": 1, "segunda": 2}
 QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "primer": 1, "segundo": 2, "tercer": 3}
 QUARTER_WORDS.update({"cuarto": 4})
 
