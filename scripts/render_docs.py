@@ -463,10 +463,16 @@ def eval_connections() -> str:
         ]
 
     rows = []
-    for name, label in (("hub", "hub (`connections-hub.jsonl`)"), ("sample", "sample (`connections-sample.jsonl`)")):
+    sets = (
+        ("hub", "hub (`connections-hub.jsonl`)", "first run, blind"),
+        ("hub-blind", "hub, second set (`connections-hub-blind.jsonl`)", "first run, blind"),
+        ("sample", "sample (`connections-sample.jsonl`)", "first run"),
+        ("sample-blind", "sample, second set (`connections-sample-blind.jsonl`)", "first run, blind"),
+    )
+    for name, label, first_run in sets:
         first = load(EVAL / "first-runs" / f"connections-{name}-first-run.json")["summary"]
         now = load(EVAL / f"connections-{name}.json")["summary"]
-        rows.append(row(label, "first run, blind" if name == "hub" else "first run", first))
+        rows.append(row(label, first_run, first))
         rows.append(row("", "as the product stands", now))
     rows.append(["target", "", "", "", "≥ 0.90", "≥ 0.60", "≥ 0.95", "≥ 0.95", "≤ 1"])
     header = [
