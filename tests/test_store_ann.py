@@ -4,6 +4,7 @@ that stay close to exact. Real LanceDB tables on disk, small (thresholds lowered
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +56,18 @@ def _rows(start: int, count: int, rng: np.random.Generator, centres: np.ndarray)
     return pa.Table.from_arrays([*arrays, pa.FixedSizeListArray.from_arrays(flat, DIM)], schema=schema)
 
 
+async def _indexed(tmp_path: Path, seed: int, rows: int) -> tuple[Store, Any, np.random.Generator, np.ndarray]:
+    """A store whose chunk table has `rows` clustered rows and its ANN index, built as a sync does."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, DIM))
+    store = await Store.open(tmp_path)
+    table = await store.chunks(SUFFIX, DIM)
+    await table.add(_rows(0, rows, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    return store, table, rng, centres
+
+
 @pytest.fixture
 def small_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 1_000)
@@ -84,13 +97,7 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
 async def test_the_index_is_built_from_the_plan_and_searches_find_the_exact_neighbours(
     tmp_path: Path, small_plan: None
 ) -> None:
-    rng = np.random.default_rng(1)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 2_000, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, rng, centres = await _indexed(tmp_path, 1, 2_000)
     plan = ann_plan(2_000)
     assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [plan.index_name]
 
@@ -108,13 +115,7 @@ async def test_the_index_is_built_from_the_plan_and_searches_find_the_exact_neig
 async def test_an_outgrown_index_is_built_again_and_another_process_reads_its_plan(
     tmp_path: Path, small_plan: None
 ) -> None:
-    rng = np.random.default_rng(2)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 1_000, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, rng, centres = await _indexed(tmp_path, 2, 1_000)
     first = ann_plan(1_000).index_name
 
     await table.add(_rows(1_000, 500, rng, centres))  # 1.5x: not outgrown yet
@@ -156,13 +157,7 @@ async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tm
 async def test_filtered_searches_through_the_index_probe_further_until_enough_rows_pass(
     tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rng = np.random.default_rng(5)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 3_000, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, rng, centres = await _indexed(tmp_path, 5, 3_000)
     # A broad filter (half the rows): the same neighbours as the exact filtered search, or nearly.
     broad = "ordinal < 10"
     for probe in (centres[:10] + 0.35 * rng.standard_normal((10, DIM))).astype(np.float32):
@@ -196,13 +191,7 @@ async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_t
     121,736-chunk table: recall@50 1.000 -> 0.967): the index is never optimized, only made anew."""
     import vask_server.adapters.store as store_module
 
-    rng = np.random.default_rng(6)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 2_000, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, rng, centres = await _indexed(tmp_path, 6, 2_000)
     built = _vector_index_uuids(await table.list_indices())
     assert len(built) == 1
 
@@ -229,13 +218,7 @@ async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_t
 
 
 async def test_rows_outside_the_vector_index_make_a_compaction_due(tmp_path: Path, small_plan: None) -> None:
-    rng = np.random.default_rng(7)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 1_500, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, rng, centres = await _indexed(tmp_path, 7, 1_500)
     await table.add(_rows(1_500, 500, rng, centres))  # a third more than the index holds, in one write
     assert await store.compact(SUFFIX, DIM) is True
 
@@ -243,13 +226,7 @@ async def test_rows_outside_the_vector_index_make_a_compaction_due(tmp_path: Pat
 async def test_the_purge_builds_the_vector_index_after_the_compaction_and_no_old_index_file_stays(
     tmp_path: Path, small_plan: None
 ) -> None:
-    rng = np.random.default_rng(8)
-    centres = rng.standard_normal((40, DIM))
-    store = await Store.open(tmp_path)
-    table = await store.chunks(SUFFIX, DIM)
-    await table.add(_rows(0, 2_000, rng, centres))
-    await store.index_vectors_later(SUFFIX, DIM)
-    await store.wait_background()
+    store, table, _rng, centres = await _indexed(tmp_path, 8, 2_000)
     old = _vector_index_uuids(await table.list_indices())
     await store.delete_notes(SUFFIX, DIM, ["note3.md"])  # an excluded note: rows c60..c79
     await store.purge(SUFFIX, DIM)
