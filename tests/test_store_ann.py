@@ -237,3 +237,30 @@ async def test_the_purge_builds_the_vector_index_after_the_compaction_and_no_old
     assert not set(old) & on_disk and set(new) <= on_disk
     for query in centres.astype(np.float32):
         assert not any(hit["path"] == "note3.md" for hit in await store.vector_search(SUFFIX, DIM, query, 50))
+
+
+async def test_rows_a_held_back_compaction_leaves_outside_the_keyword_index_are_indexed_from_a_threshold(
+    tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each row outside the full-text index costs every keyword search a scan of it."""
+    import vask_server.adapters.store as store_module
+
+    monkeypatch.setattr(store_module, "_KEYWORD_STALE_ROWS", 100)
+    store, table, rng, centres = await _indexed(tmp_path, 9, 2_000)
+    await store.ensure_fts(SUFFIX, DIM)
+    vector_index = _vector_index_uuids(await table.list_indices())
+
+    def outside(indices: list) -> int:
+        return next(i.num_unindexed_rows for i in indices if "search_text" in i.columns)
+
+    await table.add(_rows(2_000, 60, rng, centres))
+    assert await store.compact(SUFFIX, DIM) is False  # held back: not due
+    assert await store.refresh_keyword_index(SUFFIX, DIM) is False  # 60 outside: under the line
+    assert outside(await table.list_indices()) == 60
+    await table.add(_rows(2_060, 60, rng, centres))
+    assert await store.refresh_keyword_index(SUFFIX, DIM) is True
+    indices = await table.list_indices()
+    assert outside(indices) == 0
+    assert _vector_index_uuids(indices) == vector_index  # the vector index untouched
+    hits = await store.text_search(SUFFIX, DIM, "c2100", 5)
+    assert [hit["id"] for hit in hits][:1] == ["c2100"]

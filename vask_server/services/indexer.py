@@ -417,6 +417,8 @@ class Indexer:
         # (and when the text is cut another way: every row was rewritten, the index is made anew)
         rebuild = (run.force and run.only is None) or run.terms_changed
         await self.store.ensure_fts(suffix, dimension, rebuild=rebuild)
+        if run.wrote:  # (rows written since a table with a vector index was compacted)
+            await self.store.refresh_keyword_index(suffix, dimension)
         # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
         if run.only is None:  # (every start-up sync is whole: a leftover is gone after a restart)
