@@ -264,3 +264,26 @@ async def test_rows_a_held_back_compaction_leaves_outside_the_keyword_index_are_
     assert _vector_index_uuids(indices) == vector_index  # the vector index untouched
     hits = await store.text_search(SUFFIX, DIM, "c2100", 5)
     assert [hit["id"] for hit in hits][:1] == ["c2100"]
+
+
+async def test_the_index_is_built_again_in_the_background_once_enough_rows_are_outside_it(
+    tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows outside the vector index are searched exactly beside it, a cost per search each."""
+    monkeypatch.setattr(ann_module, "REBUILD_UNINDEXED_ROWS", 300)
+    store, table, rng, centres = await _indexed(tmp_path, 10, 2_000)
+    first = _vector_index_uuids(await table.list_indices())
+
+    def outside(indices: list) -> int:
+        return next(i.num_unindexed_rows for i in indices if "vector" in i.columns)
+
+    await table.add(_rows(2_000, 200, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    assert _vector_index_uuids(await table.list_indices()) == first  # 200 outside: not yet
+    await table.add(_rows(2_200, 200, rng, centres))
+    await store.index_vectors_later(SUFFIX, DIM)
+    await store.wait_background()
+    indices = await table.list_indices()
+    assert _vector_index_uuids(indices) != first and outside(indices) == 0
+    assert [i.name for i in indices if "vector" in i.columns] == [ann_plan(2_400).index_name]  # as planned now

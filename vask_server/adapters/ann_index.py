@@ -45,7 +45,8 @@ class VectorIndexes:
 
     async def rebuild_plan(self, name: str, table: lancedb.AsyncTable) -> AnnPlan | None:
         """The plan of an index to build in the background: the table has `VECTOR_INDEX_MIN_ROWS` rows
-        and no index, or has outgrown its index (`REBUILD_GROWTH`), or its index's parameters are
+        and no index, or has outgrown its index (`REBUILD_GROWTH`), or holds
+        `REBUILD_UNINDEXED_ROWS` rows written since it was built, or its index's parameters are
         unknown. None when a build is running already, or none is needed."""
         if self.building():
             return None
@@ -56,7 +57,11 @@ class VectorIndexes:
         if name in self.built:
             built = self.built[name]
             if built is not None and plan.partitions < built * plans.REBUILD_GROWTH:
-                return None
+                unindexed = max(
+                    (i.num_unindexed_rows or 0 for i in await table.list_indices() if "vector" in i.columns), default=0
+                )
+                if unindexed < plans.REBUILD_UNINDEXED_ROWS:
+                    return None
         return plan
 
     def build_later(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
