@@ -217,9 +217,12 @@ async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_t
     assert len(_vector_index_uuids(await table.list_indices())) == 1
 
 
-async def test_rows_outside_the_vector_index_make_a_compaction_due(tmp_path: Path, small_plan: None) -> None:
-    store, table, rng, centres = await _indexed(tmp_path, 7, 1_500)
-    await table.add(_rows(1_500, 500, rng, centres))  # a third more than the index holds, in one write
+async def test_deleted_rows_make_a_compaction_due(tmp_path: Path, small_plan: None) -> None:
+    """An edited note's old passages are deleted rows, which searches still step over."""
+    store, _table, _rng, _centres = await _indexed(tmp_path, 7, 2_000)
+    await store.delete_notes(SUFFIX, DIM, ["note1.md"])  # 20 of 2,000 rows: 1%
+    assert await store.compact(SUFFIX, DIM) is False
+    await store.delete_notes(SUFFIX, DIM, ["note2.md", "note3.md"])  # 3%
     assert await store.compact(SUFFIX, DIM) is True
 
 
