@@ -203,11 +203,12 @@ def ollama_running(host: str, start: bool = True) -> Iterator[None]:
     """Uses the Ollama API at `host`, starting ../shared/ollama-shim there when nothing answers."""
     try:
         http_json(host + "/api/tags", timeout=3)
-        yield
-        return
     except (OSError, urllib.error.URLError):
         if not start or not SHIM.exists():
             raise SystemExit(f"nothing answers at {host}; start Ollama or {SHIM} --port N") from None
+    else:  # (an error of the caller's, raised at this yield, is not a missing server)
+        yield
+        return
     port = host.rsplit(":", 1)[1].strip("/")
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"vask-bench-shim-{port}.log", "w")  # noqa: SIM115
     shim = subprocess.Popen([str(SHIM), "--port", port], stdout=log, stderr=subprocess.STDOUT)
@@ -986,6 +987,7 @@ async def _compact(index_dir: Path) -> int:
 def run_memory(args: argparse.Namespace) -> dict[str, Any]:
     """`vask serve` on an empty index: its peak RSS while it indexes the vault, then at rest."""
     claim_bench_dir(args.index_dir, fresh=True)
+    args.work.mkdir(parents=True, exist_ok=True)
     log_path = args.work / "memory-serve.log"
     server = start_server(
         args.vault, args.index_dir, args.ollama_host, args.model, free_port(), VASK_LOG_LEVEL="info", log=log_path

@@ -73,9 +73,10 @@ def limit_read_ahead() -> None:
 
 # The vector index build sorts the vectors into partitions in batches of this many bytes (Lance's
 # default: 128 MiB, held several times over while sorted). At 582,085 chunks of 1,024 dimensions the
-# build peaked 542 MiB with 32 MiB against 741 with the default, in the same time, with the same
-# recall (docs/BENCHMARKS.md).
-SHUFFLE_BATCH_BYTES = 32 * 1024 * 1024
+# build alone peaked 542 MiB with 32 MiB against 741 with the default; 16 MiB against 32, four and
+# three builds alternated: 428-447 (median 436) against 491-552 (505) MiB, 32 s each, recall@50
+# 0.9995 both (docs/BENCHMARKS.md).
+SHUFFLE_BATCH_BYTES = 16 * 1024 * 1024
 
 
 def limit_index_build() -> None:
