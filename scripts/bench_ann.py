@@ -70,7 +70,7 @@ def _index_config(kind: str, partitions: int) -> Any:
 
 
 async def sweep(args: argparse.Namespace) -> dict[str, Any]:
-    from vask_server.adapters import store as store_module
+    from vask_server.adapters.ann_plan import ann_plan
     from vask_server.adapters.store import Store
 
     store = await Store.open(args.index_dir)
@@ -117,7 +117,7 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
         "runs": [],
     }
     if args.store_defaults:
-        plan = store_module.ann_plan(rows)
+        plan = ann_plan(rows)
         configs = [(plan.partitions, [plan.nprobes], [plan.refine])]
     else:
         configs = [(p, args.nprobes, args.refine) for p in args.partitions]

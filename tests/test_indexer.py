@@ -393,13 +393,13 @@ async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_bu
     """The pruning is an optimize, which would damage a vector index built before it."""
     from datetime import timedelta
 
-    import vask_server.adapters.store as store_module
+    import vask_server.adapters.upkeep as upkeep_module
     import vask_server.services.indexer as indexer_module
 
     monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
     monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
     monkeypatch.setattr(indexer_module, "_PRUNE_AFTER_NOTES", 100)
-    monkeypatch.setattr(store_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
+    monkeypatch.setattr(upkeep_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
     vault = _many_notes(tmp_path / "vault", 100)
     optimized_with_index: list[bool] = []
     async with open_services(settings_for(vault)) as services:

@@ -189,7 +189,7 @@ async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_t
 ) -> None:
     """LanceDB's optimize can lose rows of an IVF-RQ index it folds new rows into (measured on a
     121,736-chunk table: recall@50 1.000 -> 0.967): the index is never optimized, only made anew."""
-    import vask_server.adapters.store as store_module
+    import vask_server.adapters.upkeep as upkeep_module
 
     store, table, rng, centres = await _indexed(tmp_path, 6, 2_000)
     built = _vector_index_uuids(await table.list_indices())
@@ -206,7 +206,7 @@ async def test_a_compaction_leaves_the_vector_index_alone_until_one_is_due_and_t
     query = np.asarray(stored["vector"][0].as_py(), np.float32)
     assert "c2040" in {hit["id"] for hit in await store.vector_search(SUFFIX, DIM, query, 5)}
 
-    monkeypatch.setattr(store_module, "_COMPACT_INDEXED_FRAGMENTS", 5)
+    monkeypatch.setattr(upkeep_module, "_COMPACT_INDEXED_FRAGMENTS", 5)
     assert await store.compact(SUFFIX, DIM) is True
     table = await store.chunks(SUFFIX, DIM)
     assert _vector_index_uuids(await table.list_indices()) == []  # dropped before the optimize
@@ -246,9 +246,9 @@ async def test_rows_a_held_back_compaction_leaves_outside_the_keyword_index_are_
     tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each row outside the full-text index costs every keyword search a scan of it."""
-    import vask_server.adapters.store as store_module
+    import vask_server.adapters.upkeep as upkeep_module
 
-    monkeypatch.setattr(store_module, "_KEYWORD_STALE_ROWS", 100)
+    monkeypatch.setattr(upkeep_module, "_KEYWORD_STALE_ROWS", 100)
     store, table, rng, centres = await _indexed(tmp_path, 9, 2_000)
     await store.ensure_fts(SUFFIX, DIM)
     vector_index = _vector_index_uuids(await table.list_indices())

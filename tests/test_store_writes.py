@@ -113,10 +113,10 @@ async def test_old_versions_a_large_sync_kept_are_pruned_once_no_search_can_read
     they hold as much again as the index, so they are pruned once that time has passed."""
     from datetime import timedelta
 
-    import vask_server.adapters.store as store_module
+    import vask_server.adapters.upkeep as upkeep_module
     from vask_server.services.context import open_services
 
-    monkeypatch.setattr(store_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
+    monkeypatch.setattr(upkeep_module, "_KEEP_VERSIONS", timedelta(seconds=0.2))
     settings = settings_for(small_vault)
     async with open_services(settings) as services:
         for n in range(3):  # versions: each sync writes some

@@ -39,7 +39,7 @@ REBUILD_GROWTH = 2.0
 # Rows written since the index was built are searched exactly beside it, ~1.7 us each per search
 # (5,863 of them after 1,000 of 100,000 notes were edited: /v1/search 40.4 -> 57.3 ms median, of
 # which 10 ms the vector side): from this many, the index is built again in the background, the old
-# one serving meanwhile (an optimize, which would fold them in, damages it: adapters/store.py).
+# one serving meanwhile (an optimize, which would fold them in, damages it: adapters/upkeep.py).
 REBUILD_UNINDEXED_ROWS = 2_000
 # + the partition count: what a later process reads the plan from. (An index named otherwise, such as
 # the 8-bit `vector_ivf<N>` of earlier versions or LanceDB's default name, is replaced once.)

@@ -1,0 +1,153 @@
+"""Keeping a store's chunk and note tables in shape after syncs: compaction, which is held back on a
+table with a vector index (LanceDB's optimize damages that index, below), the purge of what excluded
+notes left in older versions, pruning the versions a large sync's compaction kept, and the full-text
+index made anew while a compaction is held back. A mixin of `Store`, whose tables, lock and vector
+indexes it works on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import warnings
+from datetime import timedelta
+from typing import Any
+
+from vask_server.adapters.ann_index import VectorIndexes
+from vask_server.adapters.ann_plan import ann_plan
+from vask_server.adapters.lancedb_api import FTS, lancedb
+
+log = logging.getLogger(__name__)
+
+# A compaction keeps the versions of its last seconds: searches in flight may still read them.
+_KEEP_VERSIONS = timedelta(seconds=10)
+# _OPTIMIZE_LOSES_ANN_ROWS: LanceDB's optimize also folds new rows into a table's IVF-RQ index, and
+# on some tables loses rows of it while doing so ("partition index is 24 but the number of
+# partitions is 15, skip loading it"): on the 121,736 chunks of a 10,000-note vault, with nothing
+# changed, recall@50 against exact search fell from 1.000 to 0.967 (0.42 for the worst query). So a
+# table's vector index is dropped before an optimize and built anew after it, and a table that has
+# one is compacted only when this much has piled up: small fragments, or deleted rows (a share of
+# those stored), which searches still step over: at 100,000 notes (1,024-d), with 2% of the rows
+# deleted, the vector search took 38.0 ms against 30.5 once compacted.
+_COMPACT_INDEXED_FRAGMENTS = 64
+_COMPACT_INDEXED_DELETED_SHARE = 0.02
+# Rows outside the full-text index are searched by a scan that costs ~24 us each per keyword search
+# (4.2 ms with none, 29.7 with 1,000, 76.2 with 3,000, at 121,736 chunks); the optimize that would fold
+# them in is held back on a table with a vector index, so from this many its full-text index is made
+# anew instead (3.3 s at 121,736 chunks).
+_KEYWORD_STALE_ROWS = 1_000
+# After a large sync the versions a compaction kept hold as much again as the index (10,000 notes of
+# 1,024-d vectors: 799 MiB on disk, 455 once pruned): they are pruned once no search can read them,
+# before a vector index is built on the table (`prune_versions`).
+
+
+class TableUpkeep:
+    """What `Store` brings: its tables, its write lock and its vector indexes."""
+
+    ann: VectorIndexes
+    _lock: asyncio.Lock
+    _compacted_at: float  # time.monotonic() of the last compaction
+    _prune: asyncio.Task[None] | None
+
+    async def chunks(self, suffix: str, dimension: int) -> lancedb.AsyncTable:
+        raise NotImplementedError
+
+    async def notes(self, suffix: str) -> lancedb.AsyncTable:
+        raise NotImplementedError
+
+    def _writing(self) -> contextlib.AbstractAsyncContextManager[None]:
+        raise NotImplementedError
+
+    async def refresh_keyword_index(self, suffix: str, dimension: int) -> bool:
+        """Makes the full-text index of a table with a vector index anew when `_KEYWORD_STALE_ROWS`
+        rows or more are outside it (`compact` leaves such a table alone until a compaction is due).
+        True when it did."""
+        name = f"chunks_{suffix}"
+        if name not in self.ann.built:
+            return False
+        table = await self.chunks(suffix, dimension)
+        for index in await table.list_indices():
+            if "search_text" in index.columns and (index.num_unindexed_rows or 0) >= _KEYWORD_STALE_ROWS:
+                async with self._lock:
+                    await table.create_index("search_text", config=FTS(with_position=False), replace=True)
+                return True
+        return False
+
+    async def prune_versions(self, suffix: str, dimension: int) -> None:
+        """Removes the old versions the last compaction had to keep, once no search can still be
+        reading them (`_KEEP_VERSIONS` after it). Not on a table with a vector index, which the
+        optimize that prunes would damage (`_OPTIMIZE_LOSES_ANN_ROWS`): a sync prunes before it
+        builds one; otherwise the next compaction prunes them. A failure is logged."""
+        name = f"chunks_{suffix}"
+        wait = self._compacted_at + _KEEP_VERSIONS.total_seconds() + 1 - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        async with self._lock:
+            if name in self.ann.built or self.ann.building():
+                return
+            try:
+                for table in (await self.chunks(suffix, dimension), await self.notes(suffix)):
+                    await table.optimize(cleanup_older_than=_KEEP_VERSIONS)
+            except Exception as exc:  # the next compaction prunes them
+                log.warning("removing old versions of the index failed (%s); the next sync tries again", exc)
+
+    def prune_later(self, suffix: str, dimension: int) -> None:
+        """`prune_versions` in the background."""
+        if self._prune is None or self._prune.done():
+            self._prune = asyncio.create_task(self.prune_versions(suffix, dimension), name="vask-prune")
+
+    async def purge(self, suffix: str, dimension: int) -> None:
+        """After excluded notes were deleted: rebuilds the full-text and vector indexes without them
+        and drops every older version of both tables, so no version kept on disk still holds them.
+        (Searches in flight on an older version may fail once; exclusions change rarely.) The vector
+        index is dropped before the compaction and built after it (`_OPTIMIZE_LOSES_ANN_ROWS`);
+        searches are exact meanwhile."""
+        name = f"chunks_{suffix}"
+        async with self._writing():
+            chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
+            rows = await chunks.count_rows()
+            rebuild_ann = bool(rows) and name in self.ann.built
+            if rows:
+                indices = await chunks.list_indices()
+                if any("search_text" in index.columns for index in indices):
+                    await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
+            if rebuild_ann:
+                await self.ann.drop(name, chunks)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
+                for table in (chunks, notes):
+                    await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            if rebuild_ann:
+                await self.ann.build(name, chunks, ann_plan(rows))  # (a failure: the next sync builds it)
+
+    async def compact(self, suffix: str, dimension: int, *, keep: timedelta = _KEEP_VERSIONS) -> bool:
+        """Merges small fragments, brings the keyword and B-tree indexes up to date and prunes old
+        versions. A chunk table with a vector index is compacted only when enough has piled up
+        (`_compaction_due`), with that index dropped first (`_OPTIMIZE_LOSES_ANN_ROWS`): the sync
+        then builds it anew (`missing_vector_index`). True when it dropped one."""
+        name = f"chunks_{suffix}"
+        async with self._lock:
+            chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
+            await notes.optimize(cleanup_older_than=keep)
+            dropped = False
+            if name in self.ann.built:
+                if not await self._compaction_due(chunks):
+                    return False
+                await self.ann.drop(name, chunks)
+                dropped = True
+            await chunks.optimize(cleanup_older_than=keep)
+            self._compacted_at = time.monotonic()
+            return dropped
+
+    async def _compaction_due(self, table: lancedb.AsyncTable) -> bool:
+        """Whether a chunk table with a vector index has piled up enough to be compacted (and its
+        vector index built again): many small fragments (every sync's write adds some), or many
+        deleted rows (an edited note's old passages), which searches still step over."""
+        stats: Any = await table.stats()  # (a dict at run time, whatever its annotation says)
+        fragments = stats["fragment_stats"]
+        stored = int(fragments["lengths"]["mean"]) * int(fragments["num_fragments"])  # deleted rows included
+        deleted = stored - int(stats["num_rows"])
+        small = int(fragments["num_small_fragments"])
+        return small >= _COMPACT_INDEXED_FRAGMENTS or deleted >= _COMPACT_INDEXED_DELETED_SHARE * max(1, stored)
