@@ -41,7 +41,7 @@ from vask_server.services.options import excluder_for, known_keyword_terms, with
 from vask_server.services.pause import SyncPause
 from vask_server.services.reading import NoteReader, sample_notes
 from vask_server.services.rows import Prepared
-from vask_server.services.sync_report import SyncReport
+from vask_server.services.sync_report import SyncReport, remember_scan_problems
 
 log = logging.getLogger(__name__)
 
@@ -470,7 +470,7 @@ class Indexer:
         meta.extra["syncs"] = int(meta.extra.get("syncs", 0)) + 1
         meta.extra["chunking"] = self.options.fingerprint()
         if run.only is None:
-            _remember_scan_problems(meta, scan_problems, scan_skipped)
+            remember_scan_problems(meta, scan_problems, scan_skipped)
             meta.extra["excluded"] = dict(sorted(run.report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
         replaced = str(previous["suffix"]) if previous and previous.get("suffix") != run.suffix else None
@@ -501,7 +501,7 @@ class Indexer:
         report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
-        remembered = _remember_scan_problems(meta, scan.problems, scan.skipped)
+        remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
         if active.get("not_english") is None and not_english is not None:  # (an index made before it was kept)
             active["not_english"] = not_english
             remembered = True
@@ -593,15 +593,3 @@ class Indexer:
 
 def _no_stage(_: str | None) -> None:
     pass
-
-
-def _remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: dict[str, str]) -> bool:
-    """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
-    here, under the same word the sync used. True when that changed what `meta` holds."""
-    found = {
-        "scan_problems": dict(sorted(problems.items())),
-        "scan_skipped": dict(sorted(skipped.items())),
-    }
-    changed = any(meta.extra.get(key, {}) != value for key, value in found.items())
-    meta.extra.update(found)
-    return changed

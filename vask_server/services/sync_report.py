@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vask_server.adapters.meta import IndexMeta
+
 
 @dataclass
 class SyncReport:
@@ -32,3 +34,15 @@ class SyncReport:
             + (f"{sum(self.excluded.values())} excluded; " if self.excluded else "")
             + f"{self.seconds:.2f} s"
         )
+
+
+def remember_scan_problems(meta: IndexMeta, problems: dict[str, str], skipped: dict[str, str]) -> bool:
+    """Files the scan failed to look at or skipped are in no manifest, so the status reads them from
+    here, under the same word the sync used. True when that changed what `meta` holds."""
+    found = {
+        "scan_problems": dict(sorted(problems.items())),
+        "scan_skipped": dict(sorted(skipped.items())),
+    }
+    changed = any(meta.extra.get(key, {}) != value for key, value in found.items())
+    meta.extra.update(found)
+    return changed
