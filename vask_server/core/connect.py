@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vask_server.core.timewords import MONTH_NAMES, WEEKDAYS
+from vask_server.core.timewords import MONTH_NAMES, SEASONS, WEEKDAYS
 
 _PHRASE = (
     r"(?:connect(?:s|ed|ing)?|connections?|linked)\s+(?:to|with)"
@@ -44,7 +44,8 @@ _NOTE = r"\[\[(?!\s*\]\])[^\[\]\n]+?\]\]"
 _TIMES = "|".join(
     sorted(
         {"day", "week", "weekend", "month", "quarter", "year", "morning", "afternoon", "evening", "night", "time"}
-        | {"season", "spring", "summer", "autumn", "fall", "winter", "semester", "term", "decade", "period", "sprint"}
+        | {"season", "semester", "term", "decade", "period", "sprint"}
+        | set(SEASONS)
         | set(MONTH_NAMES)
         | set(WEEKDAYS),
         key=len,
