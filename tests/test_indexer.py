@@ -387,6 +387,25 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         assert "vector index" not in stages
 
 
+async def test_a_note_that_opts_out_of_a_table_with_a_vector_index_leaves_it_rebuilt_without_it(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """The purge drops the vector index before its compaction; the same sync builds it again."""
+    monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
+    monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
+    vault = _many_notes(tmp_path / "vault", 110)
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.sync()
+        (vault / "Note 05.md").write_text("---\nvask: exclude\n---\n# Note 5\n\nPrivate now.\n")
+        stages: list[str | None] = []
+        await services.indexer.sync(stage=stages.append)
+        assert "removing excluded notes" in stages and "vector index" in stages
+        suffix, dimension = await services.indexer.target()
+        table = await services.store.chunks(suffix, dimension)
+        assert [i.name for i in await table.list_indices() if "vector" in i.columns]
+        assert "Note 05.md" not in await services.store.chunk_paths(suffix, dimension)
+
+
 async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_builds_the_vector_index(
     fake_ollama, tmp_path, settings_for, monkeypatch
 ):

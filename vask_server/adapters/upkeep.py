@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import Any
 
 from vask_server.adapters.ann_index import VectorIndexes
-from vask_server.adapters.ann_plan import ann_plan
 from vask_server.adapters.lancedb_api import FTS, lancedb
 
 log = logging.getLogger(__name__)
@@ -102,25 +101,21 @@ class TableUpkeep:
         """After excluded notes were deleted: rebuilds the full-text and vector indexes without them
         and drops every older version of both tables, so no version kept on disk still holds them.
         (Searches in flight on an older version may fail once; exclusions change rarely.) The vector
-        index is dropped before the compaction and built after it (`_OPTIMIZE_LOSES_ANN_ROWS`);
-        searches are exact meanwhile."""
+        index is dropped before the compaction (`_OPTIMIZE_LOSES_ANN_ROWS`), as `compact` drops it:
+        the sync builds it again (`missing_vector_index`); searches are exact meanwhile."""
         name = f"chunks_{suffix}"
         async with self._writing():
             chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
-            rows = await chunks.count_rows()
-            rebuild_ann = bool(rows) and name in self.ann.built
-            if rows:
+            if await chunks.count_rows():
                 indices = await chunks.list_indices()
                 if any("search_text" in index.columns for index in indices):
                     await chunks.create_index("search_text", config=FTS(with_position=False), replace=True)
-            if rebuild_ann:
+            if name in self.ann.built:
                 await self.ann.drop(name, chunks)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
                 for table in (chunks, notes):
                     await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-            if rebuild_ann:
-                await self.ann.build(name, chunks, ann_plan(rows))  # (a failure: the next sync builds it)
 
     async def compact(self, suffix: str, dimension: int, *, keep: timedelta = _KEEP_VERSIONS) -> bool:
         """Merges small fragments, brings the keyword and B-tree indexes up to date and prunes old

@@ -423,7 +423,8 @@ class Indexer:
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
         if run.only is None:  # (every start-up sync is whole: a leftover is gone after a restart)
             await self.store.drop_text(suffix)
-        if self._purge:
+        purged = self._purge
+        if purged:
             stage("removing excluded notes")
             await self.store.purge(suffix, dimension)
             self._purge = False
@@ -432,7 +433,8 @@ class Indexer:
             # go before the vector index is built on top: the peak of a large first sync.
             await self.store.forget_tables()
             release_memory()
-        first_ann = await self.store.missing_vector_index(suffix, dimension) if run.wrote else None
+        # (the index a table large enough lacks: after a first sync, or dropped by a compaction or the purge)
+        first_ann = await self.store.missing_vector_index(suffix, dimension) if run.wrote or purged else None
         prune = run.compacted and run.total >= _PRUNE_AFTER_NOTES
         if first_ann is not None:
             stage("vector index")
