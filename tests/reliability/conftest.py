@@ -36,7 +36,9 @@ class SwitchableOllama:
 
     def start(self) -> None:
         async def start() -> None:
-            runner = web.AppRunner(self.fake.app())
+            # (stopped like a killed process: requests in flight are not waited for, which could take
+            # aiohttp's default 60 s and outlast `_run`'s 15)
+            runner = web.AppRunner(self.fake.app(), shutdown_timeout=0.5)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", self.port, reuse_address=True).start()
             self._runner = runner
