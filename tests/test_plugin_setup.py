@@ -23,7 +23,7 @@ from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL
 from tests.web_helpers import TOKEN, Api, running_app
 from vask_server.cli import main
 
-NONCE = "nonce-0123456789abcdef"
+NONCE = "-nonce-0123456789abcdef"  # (a leading "-", as one random nonce in 64 has)
 
 
 async def pull_events(api: Api, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,7 +129,8 @@ def start_paired(vault: Path, fake: RunningFake, tmp_path: Path, pair: Path) -> 
         "VASK_INDEX_DIR": str(tmp_path / "index"),
     }
     argv = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--port", "0"]
-    argv += ["--pair-file", str(pair), "--pair-nonce", NONCE, "--stop-with-stdin"]
+    # As the plugin's supervisor passes them: `--name=value`, which a nonce starting with "-" needs.
+    argv += [f"--pair-file={pair}", f"--pair-nonce={NONCE}", "--stop-with-stdin"]
     return subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env
     )
@@ -192,7 +193,7 @@ def test_a_bad_nonce_or_a_revoked_default_token_stops_the_start(cli_env, small_v
     assert main(["token", "--vault", str(small_vault)]) == 0
     assert main(["token", "revoke", "default", "--vault", str(small_vault)]) == 0
     argv = ["serve", "--vault", str(small_vault), "--port", "0", "--pair-file", str(tmp_path / "p.json")]
-    assert main([*argv, "--pair-nonce", NONCE]) == 2
+    assert main([*argv, f"--pair-nonce={NONCE}"]) == 2
     err = capsys.readouterr().err
     assert "revoked" in err and "vask token" in err
     assert not (tmp_path / "p.json").exists()

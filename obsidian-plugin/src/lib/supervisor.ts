@@ -230,7 +230,9 @@ export class Supervisor {
 		if (gen !== this.generation || !this.wanted) return;
 		const nonce = this.o.makeNonce();
 		const args = [...this.o.commandArgs, 'serve', '--vault', this.o.vaultPath, '--port', '0'];
-		args.push('--pair-file', this.o.pairFile, '--pair-nonce', nonce, '--stop-with-stdin');
+		// `--name=value`: a nonce may begin with '-', which a separate argument would make an option
+		// (argparse's "expected one argument", one start in 64).
+		args.push(`--pair-file=${this.o.pairFile}`, `--pair-nonce=${nonce}`, '--stop-with-stdin');
 		this.note(`starting ${this.o.command} serve --vault "${this.o.vaultPath}" --port 0`);
 		let spawnFailed = false;
 		const child = this.o.launcher.spawn({

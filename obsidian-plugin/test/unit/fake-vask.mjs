@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const args = process.argv.slice(2);
-const arg = (name) => args[args.indexOf(name) + 1];
+const arg = (name) => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
 const pairFile = arg('--pair-file');
 const nonce = arg('--pair-nonce');
 const token = randomBytes(16).toString('hex');

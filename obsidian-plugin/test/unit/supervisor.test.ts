@@ -36,8 +36,7 @@ class FakeLauncher implements Launcher {
 	}
 
 	nonce(): string {
-		const args = this.last.req.args;
-		return args[args.indexOf('--pair-nonce') + 1]!;
+		return this.last.req.args.find((a) => a.startsWith('--pair-nonce='))!.slice('--pair-nonce='.length);
 	}
 }
 
@@ -94,7 +93,7 @@ describe('Supervisor', () => {
 		expect(launcher.last.req.command).toBe('/home/u/.local/bin/vask');
 		expect(args.slice(0, 5)).toEqual(['serve', '--vault', '/home/u/Notes', '--port', '0']);
 		expect(args).toContain('--stop-with-stdin');
-		expect(args[args.indexOf('--pair-file') + 1]).toBe('/run/user/1000/vask/pair-x.json');
+		expect(args).toContain('--pair-file=/run/user/1000/vask/pair-x.json');
 		expect(launcher.nonce()).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
 		expect(sup.state.phase).toBe('starting');
 		writePair();
