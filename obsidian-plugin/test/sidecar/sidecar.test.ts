@@ -103,8 +103,8 @@ describe('the supervisor with a real vask serve', () => {
 			console.info(`vask serve paired ${pairedMs} ms after the start; a killed server answered again after ${Date.now() - killed} ms`);
 			expect(alive(pid)).toBe(false);
 			expect((await clientFor(second).health()).vault).toBe(vault);
-			expect(states).toEqual(['starting', 'running', 'waiting', 'starting', 'running']);
 			const log = sup.logLines().join('\n');
+			expect(states, log).toEqual(['starting', 'running', 'waiting', 'starting', 'running']); // (the log says why, if not)
 			expect(log).toContain(`listening on ${second.url}`);
 			expect(log).not.toContain(second.token);
 
