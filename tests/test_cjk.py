@@ -25,7 +25,7 @@ from vask_server.core.cjk import (
 from vask_server.core.connect import find_connection
 from vask_server.core.language import looks_english, not_english_share
 from vask_server.core.model_languages import language_advice, reads_only_english
-from vask_server.core.retrieve import content_words, covers_query, holds_quoted, quoted_terms
+from vask_server.core.retrieve import content_words, covers_query, holds_quoted, named_terms, quoted_terms
 from vask_server.core.timeexpr import read_time
 from vask_server.services.context import index_status, open_services
 from vask_server.services.doctor import _language_check
@@ -65,6 +65,10 @@ def test_what_a_cjk_question_asks_about_and_how_much_of_it_a_passage_holds() -> 
     assert coverage(units, "扫描仪：分辨率设 600 dpi") == 1.0
     assert coverage(cjk_content("红烧肉怎么做"), "把爸妈家里的老相册全部扫描存档") == 0.0
     assert not has_cjk("plain English")
+    # the names it asks about in another script, whole and lower-cased; numbers and short words are not names
+    assert named_terms("Linux上怎么用logrotate按天切割nginx的日志？保留 30 天") == {"linux", "logrotate", "nginx"}
+    assert named_terms("用 Win10 的 ID 登录") == {"win10"}
+    assert named_terms("红烧肉怎么做") == set()
 
 
 # -- vask's own word matching ----------------------------------------------------------------------
@@ -276,6 +280,11 @@ async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_decline
             assert not found.declined and found.hits[0].path == path, question
         assert (await ask("红烧肉怎么做")).declined
         assert (await ask("我的护照号码")).declined
+        # A name in another script: answered where a note holds it, declined where none does, though
+        # the rest of the question is the project note's own words.
+        named = await ask("扫描老照片以后用 Lightroom 怎么整理？")
+        assert not named.declined and named.hits[0].path == "家庭相册数字化.md"
+        assert (await ask("扫描老照片以后用 Darktable 怎么整理？")).declined
         status = await index_status(services)
         assert status["language"]["advice"] and "bge-m3" in status["language"]["advice"]
     check = _language_check(settings_for(vault, embed_model="all-minilm"), {})

@@ -72,6 +72,12 @@ def content_words(text: str) -> set[str]:
 _EDGE_PUNCTUATION = "¿?¡!.,;:\"'“”‘’()[]{}<>«»—–-…*_`"
 
 
+def named_terms(question: str) -> set[str]:
+    """The words of a Chinese or Japanese question written in another script ("logrotate", "win10"),
+    lower-cased: the names it asks about, which the keyword index holds whole."""
+    return {word for word in content_words(question) if not has_cjk(word) and not word.isdigit()}
+
+
 def topic_query(question: str) -> str | None:
     """The question without its scaffolding ("What have I written about…", "How much did my…"):
     its content words in order. Such phrasing resembles any first-person note, so it lifts the

@@ -24,6 +24,7 @@ from vask_server.adapters.store import Store
 from vask_server.core.cjk import (
     CJK,
     CJK_COVERAGE_EVIDENCE,
+    CJK_COVERAGE_FLOOR,
     cjk_content,
     coverage,
     keyword_text,
@@ -38,6 +39,7 @@ from vask_server.core.retrieve import (
     Ranked,
     content_words,
     limit_per_note,
+    named_terms,
     passage_text,
     row_to_hit,
     topic_query,
@@ -64,6 +66,7 @@ log = logging.getLogger(__name__)
 _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
 _ORDER_BY_DATE_WITHIN = 0.85
+_NAMES_CHECKED = 5  # (a keyword search each: a question names a few things at most)
 
 
 @dataclass
@@ -297,6 +300,15 @@ class Searcher:
             return [], broken
         return rows, None
 
+    async def _names_unheld(self, index: ActiveIndex, question: str, where: str | None) -> bool:
+        """Whether a Chinese or Japanese question names, in another script, something no note (in
+        the asked scope) holds: "logrotate" where nothing mentions it (core/cjk.py, CJK_COVERAGE_FLOOR)."""
+        for name in sorted(named_terms(question))[:_NAMES_CHECKED]:
+            rows, broken = await self._keyword_rows(index, name, 1, where)
+            if broken is None and not rows:
+                return True
+        return False
+
     async def _first_sync_keyword_rows(
         self, index: ActiveIndex, query: str, limit: int, where: str | None
     ) -> list[dict[str, Any]]:
@@ -422,8 +434,10 @@ class Searcher:
             # A question in Chinese or Japanese: a keyword passage holding most of what it asks about
             # is evidence, and the only evidence when the model reads only English.
             held = max((coverage(units, passage_text(r.row)) for r in ranked if r.keyword is not None), default=0.0)
-            covered = held >= CJK_COVERAGE_EVIDENCE
-            declined = not covered if blind else declined and not covered
+            if blind:
+                declined = held < CJK_COVERAGE_FLOOR or await self._names_unheld(index, query, where)
+            else:
+                declined = declined and held < CJK_COVERAGE_EVIDENCE
         hits = [] if declined else _passing(ranked, min_similarity, score=config.score)
         declined = declined or not hits
         partial = self._first_sync_notice(index)
