@@ -1,5 +1,7 @@
 """Pure ranking pieces: fusion, graph boost, table text, note records, metrics."""
 
+import pytest
+
 from vask_server.adapters.sql import filters_to_where
 from vask_server.core.chunk import ChunkOptions, chunk_note, table_as_text
 from vask_server.core.describe import describe, is_hub, note_record
@@ -313,3 +315,25 @@ def test_the_prompt_drops_the_weakest_sources_then_old_turns_to_fit():
     assert [h.chunk_id for h in tiny.hits] == ["c0"] and tiny.messages[-1] == {"role": "user", "content": "q?"}
     assert len(tiny.messages) == 2  # system (one source) and the question: both old turns dropped
     assert "Source: Note 0" in tiny.messages[0]["content"] and "Note 1" not in tiny.messages[0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("passage", "word", "held"),
+    [
+        ("the rma ticket 88213 is open", "88213", True),
+        ("ticket 882134 is open", "88213", False),  # inside a longer number
+        ("easy days and easy day", "easy day", True),  # the second place counts when the first does not
+        ("easy days only", "easy day", False),
+        ("在obsidian里打开", "obsidian", True),  # a CJK character may touch an English word
+        ("my c++ notes", "c++", True),
+        ("abc++ notes", "c++", False),
+        ("snake_case_name", "case", True),  # "_" is no letter: content_words splits there too
+        ("東福寺の紅葉", "紅葉", True),  # a CJK term anywhere in its run
+        ("ends with word", "word", True),
+        ("wordy", "word", False),
+    ],
+)
+def test_a_whole_word_is_one_no_letter_or_digit_of_a_spaced_script_touches(passage: str, word: str, held: bool) -> None:
+    from vask_server.core.retrieve import holds_whole_word
+
+    assert holds_whole_word(passage, word) is held
