@@ -70,7 +70,7 @@ def _index_config(kind: str, partitions: int) -> Any:
 
 
 async def sweep(args: argparse.Namespace) -> dict[str, Any]:
-    from vask_server.adapters.ann_plan import ann_plan
+    from vask_server.adapters.ann_plan import ann_plan, ann_refine
     from vask_server.adapters.store import Store
 
     store = await Store.open(args.index_dir)
@@ -118,7 +118,7 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.store_defaults:
         plan = ann_plan(rows)
-        configs = [(plan.partitions, [plan.nprobes], [plan.refine])]
+        configs = [(plan.partitions, [plan.nprobes], [ann_refine(plan.partitions, dimension)])]
     else:
         configs = [(p, args.nprobes, args.refine) for p in args.partitions]
     for partitions, probe_list, refine_list in configs:

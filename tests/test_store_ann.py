@@ -83,13 +83,16 @@ def test_the_plan_grows_with_the_table_and_probes_a_share_of_its_partitions() ->
     for plan in plans:
         assert 1 <= plan.nprobes <= plan.partitions
         assert plan.nprobes == plan.partitions  # (every partition: see _ANN_PROBE_SHARE)
-        assert plan.refine >= 1
         assert ann_partitions_of(plan.index_name) == plan.partitions
     assert ann_nprobes(1) == 1
-    # re-ranking reads cost the same at any size: a small index, quick to scan, re-ranks more of them
-    refines = [plan.refine for plan in plans]
-    assert refines == sorted(refines, reverse=True) and refines[0] > refines[-1]
-    assert ann_refine(None) == refines[-1]  # an index from before the plan: its size unknown
+    # re-ranking reads cost the same at any size: a small index, quick to scan, re-ranks more of them;
+    # wider vectors' codes estimate closer, so fewer are re-ranked
+    for dimension in (384, 1024):
+        refines = [ann_refine(plan.partitions, dimension) for plan in plans]
+        assert refines == sorted(refines, reverse=True) and refines[0] > refines[-1] >= 1
+        assert ann_refine(None, dimension) == refines[-1]  # an index from before the plan: its size unknown
+    assert ann_refine(plans[-1].partitions, 1024) < ann_refine(plans[-1].partitions, 384)
+    assert ann_refine(plans[0].partitions, 1024) == ann_refine(plans[0].partitions, 384)  # (small: measured alike)
     assert ann_partitions_of("vector_idx") is None  # LanceDB's own name: an index from before the plan
     assert ann_partitions_of("vector_ivf60") is None  # the 8-bit index of earlier versions: replaced
 

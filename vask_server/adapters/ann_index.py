@@ -120,14 +120,14 @@ class VectorIndexes:
         if self.task is not None:
             await asyncio.gather(self.task, return_exceptions=True)
 
-    def probed(self, name: str, query: Any, where: str | None, *, approximate_filter: bool) -> Any:
+    def probed(self, name: str, dimension: int, query: Any, where: str | None, *, approximate_filter: bool) -> Any:
         """A vector query set to go through the table's index, if it has one, or exact. A filtered
         search is exact unless `approximate_filter` (see `Store.vector_search`)."""
         if name in self.built and (not where or approximate_filter):
             partitions = self.built[name]
             nprobes = ann_nprobes(partitions) if partitions is not None else UNKNOWN_INDEX_PROBES
             widened = query.where(where).maximum_nprobes(0).minimum_nprobes(nprobes) if where else None
-            return (widened or query.nprobes(nprobes)).refine_factor(ann_refine(partitions))
+            return (widened or query.nprobes(nprobes)).refine_factor(ann_refine(partitions, dimension))
         if where:
             return query.where(where).bypass_vector_index()
         return query

@@ -474,7 +474,7 @@ class Store(TableUpkeep):
         fast, where the index would probe every partition to find their few rows."""
         table = await self.chunks(suffix, dimension)
         query = table.query().nearest_to(vector.astype(np.float32)).distance_type("cosine").limit(limit)
-        query = self.ann.probed(f"chunks_{suffix}", query, where, approximate_filter=approximate_filter)
+        query = self.ann.probed(f"chunks_{suffix}", dimension, query, where, approximate_filter=approximate_filter)
         extra = [*(["vector"] if with_vectors else []), *(["kind"] if with_kind else [])]
         result = await query.select([*HIT_COLUMNS, "_distance", *extra]).to_arrow()
         rows = hit_rows(result)
