@@ -66,10 +66,10 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Passages per answer (top-k)')
-			.setDesc('How many note passages an answer may use (1–50). Empty: the server’s default (VASK_TOP_K, 6 unless set).')
+			.setDesc('How many note passages an answer may use (1–50). Empty: the server’s default (6 unless its settings say otherwise).')
 			.addText((t) => {
 				t.inputEl.type = 'number';
-				t.setPlaceholder('server default')
+				t.setPlaceholder('Server default')
 					.setValue(s.topK === null ? '' : String(s.topK))
 					.onChange(async (v) => this.host.updateSettings({ topK: optionalNumber(v) }));
 			});
@@ -77,12 +77,12 @@ export class VaskSettingTab extends PluginSettingTab {
 		new Setting(containerEl)
 			.setName('Minimum similarity')
 			.setDesc(
-				'Passages less similar than this (0–1) are left out. Empty: the server’s default (VASK_MIN_SIMILARITY, 0.25 unless set).',
+				'Passages less similar than this (0–1) are left out. Empty: the server’s default (0.25 unless its settings say otherwise).',
 			)
 			.addText((t) => {
 				t.inputEl.type = 'number';
 				t.inputEl.step = '0.05';
-				t.setPlaceholder('server default')
+				t.setPlaceholder('Server default')
 					.setValue(s.minSimilarity === null ? '' : String(s.minSimilarity))
 					.onChange(async (v) => this.host.updateSettings({ minSimilarity: optionalNumber(v) }));
 			});
@@ -91,7 +91,7 @@ export class VaskSettingTab extends PluginSettingTab {
 			.setName('Chat model')
 			.setDesc('A model the server can answer with (suggested from its model server). Empty: the server’s default.')
 			.addText((t) => {
-				t.setPlaceholder('server default')
+				t.setPlaceholder('Server default')
 					.setValue(s.chatModel)
 					.onChange(async (v) => this.host.updateSettings({ chatModel: v }));
 				// The names the answers' server serves, as the input's suggestions; none when it cannot say.
@@ -107,10 +107,10 @@ export class VaskSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName('Folders to leave out')
-			.setDesc('Comma separated, e.g. "Archive, Templates". Notes in them are not used for answers.')
+			.setDesc('Comma separated, e.g. "archive, templates". Notes in them are not used for answers.')
 			.addText((t) =>
 				t
-					.setPlaceholder('Archive, Templates')
+					.setPlaceholder('Archive, templates')
 					.setValue(s.excludeFolders)
 					.onChange(async (v) => this.host.updateSettings({ excludeFolders: v })),
 			);
@@ -177,7 +177,7 @@ export class VaskSettingTab extends PluginSettingTab {
 		}
 		setting.setDesc(`${how} ${TOKEN_KEPT[home]}`).addText((t) => {
 			t.inputEl.type = 'password';
-			t.setPlaceholder('token')
+			t.setPlaceholder('Token')
 				.setValue(s.token)
 				.onChange(async (v) => this.host.updateSettings({ token: v }));
 		});

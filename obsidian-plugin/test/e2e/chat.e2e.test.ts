@@ -330,7 +330,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		expect(third.history ?? []).toEqual([]);
 	});
 
-	it('top-k and minimum similarity: "server default" until set in the settings tab; old saved defaults count as unset', async () => {
+	it('top-k and minimum similarity: "Server default" until set in the settings tab; old saved defaults count as unset', async () => {
 		// Settings saved by the previous version, which stored its defaults 6 and 0.25 whether chosen or not.
 		const page = await openPage({ settings: { topK: 6, minSimilarity: 0.25 } });
 		await page.evaluate(() => {
@@ -344,7 +344,7 @@ describe('vask chat view in Chromium against the real server', () => {
 		const topK = field('Passages per answer (top-k)');
 		const similarity = field('Minimum similarity');
 		for (const input of [topK, similarity]) {
-			expect(await input.getAttribute('placeholder')).toBe('server default');
+			expect(await input.getAttribute('placeholder')).toBe('Server default');
 			expect(await input.inputValue()).toBe('');
 		}
 		// The chat model's input suggests what the server's model server serves (GET /v1/models)
