@@ -201,7 +201,7 @@ def bench_sizes_1024() -> str:
     intro = made_by(
         "uv run python -m scripts.bench sizes --sizes 10000 --dimensions 384,1024 --topics 200 --serve-sync "
         "--later-sync 100 --ollama-host http://127.0.0.1:11620 --json …; the same with --sizes 100000 "
-        "--dimensions 384 (then 1024) --topics 1000 --queries 100 --later-sync 1000",
+        "--topics 1000 --queries 100 --later-sync 1000",
         "`instant` to index, `hash-embed` / `hash-embed-1024` through `scripts.hash_ollama`",
         "[bench/sizes-1024.json](bench/sizes-1024.json)",
         record["machine"]["commit"],
