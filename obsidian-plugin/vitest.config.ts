@@ -4,5 +4,6 @@ export default defineConfig({
 	test: {
 		include: ['test/unit/**/*.test.ts'],
 		environment: 'node',
+		setupFiles: ['test/helpers/window.ts'],
 	},
 });

@@ -6,6 +6,7 @@ export default defineConfig({
 	test: {
 		include: ['test/sidecar/**/*.test.ts'],
 		environment: 'node',
+		setupFiles: ['test/helpers/window.ts'],
 		testTimeout: 120_000,
 		hookTimeout: 60_000,
 	},

@@ -98,7 +98,7 @@ export function linkedSignal(outer: AbortSignal | undefined, ms: number | null):
 	const timer =
 		ms === null
 			? null
-			: setTimeout(() => {
+			: window.setTimeout(() => {
 					timedOut = true;
 					ctrl.abort(new DOMException('timed out', 'TimeoutError'));
 				}, ms);
@@ -106,7 +106,7 @@ export function linkedSignal(outer: AbortSignal | undefined, ms: number | null):
 		signal: ctrl.signal,
 		timedOut: () => timedOut,
 		dispose: () => {
-			if (timer !== null) clearTimeout(timer);
+			if (timer !== null) window.clearTimeout(timer);
 			outer?.removeEventListener('abort', onAbort);
 		},
 	};
@@ -119,12 +119,12 @@ function isAskEvent(v: unknown): v is AskEvent {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 	return new Promise((resolve, reject) => {
 		if (signal?.aborted) return reject(new DOMException('aborted', 'AbortError'));
-		const timer = setTimeout(() => {
+		const timer = window.setTimeout(() => {
 			signal?.removeEventListener('abort', onAbort);
 			resolve();
 		}, ms);
 		const onAbort = (): void => {
-			clearTimeout(timer);
+			window.clearTimeout(timer);
 			reject(new DOMException('aborted', 'AbortError'));
 		};
 		signal?.addEventListener('abort', onAbort, { once: true });

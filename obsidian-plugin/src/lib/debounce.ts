@@ -6,9 +6,10 @@ export interface Timers {
 	now(): number;
 }
 
+// (window's timers, as Obsidian asks of plugins: a popout window's own would stop with it)
 export const defaultTimers: Timers = {
-	setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-	clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof globalThis.setTimeout>),
+	setTimeout: (fn, ms) => window.setTimeout(fn, ms),
+	clearTimeout: (h) => window.clearTimeout(h as number),
 	now: () => Date.now(),
 };
 

@@ -112,14 +112,14 @@ export class AutoTransport implements Transport {
 
 	private async tryProbe(t: Transport): Promise<boolean> {
 		const ctrl = new AbortController();
-		const timer = setTimeout(() => ctrl.abort(new DOMException('timed out', 'TimeoutError')), this.probeTimeoutMs);
+		const timer = window.setTimeout(() => ctrl.abort(new DOMException('timed out', 'TimeoutError')), this.probeTimeoutMs);
 		try {
 			await t.send({ method: 'GET', url: this.probeUrl, headers: { Accept: 'application/json' }, signal: ctrl.signal });
 			return true; // any HTTP answer (a 403 for the Host included): this transport reaches the server
 		} catch {
 			return false;
 		} finally {
-			clearTimeout(timer);
+			window.clearTimeout(timer);
 		}
 	}
 
