@@ -7,6 +7,7 @@
  * The buffered transport gets a requestUrl stand-in that reads the whole body with node:https
  * before it answers, as Obsidian's requestUrl does. Trust: NODE_EXTRA_CA_CERTS (set by the test).
  */
+import '../helpers/window'; // (the client's timers are window's: under Node, the global's)
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { VaskClient } from '../../src/lib/client';
