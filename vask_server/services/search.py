@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
@@ -38,6 +38,7 @@ from vask_server.core.retrieve import (
     Filters,
     Ranked,
     content_words,
+    holds_whole_word,
     limit_per_note,
     named_terms,
     passage_text,
@@ -300,14 +301,20 @@ class Searcher:
             return [], broken
         return rows, None
 
-    async def _names_unheld(self, index: ActiveIndex, question: str, where: str | None) -> bool:
+    async def _names_unheld(
+        self, index: ActiveIndex, question: str, where: str | None, candidates: Sequence[str]
+    ) -> bool:
         """Whether a Chinese or Japanese question names, in another script, something no note (in
-        the asked scope) holds: "logrotate" where nothing mentions it (core/cjk.py, CJK_COVERAGE_FLOOR)."""
-        for name in sorted(named_terms(question))[:_NAMES_CHECKED]:
-            rows, broken = await self._keyword_rows(index, name, 1, where)
-            if broken is None and not rows:
-                return True
-        return False
+        the asked scope) holds: "logrotate" where nothing mentions it (core/cjk.py, CJK_COVERAGE_FLOOR).
+        A name one of the search's own `candidates` (passage texts) holds needs no search; the others
+        are looked for in the index, all at once."""
+        names = [
+            name
+            for name in sorted(named_terms(question))[:_NAMES_CHECKED]
+            if not any(holds_whole_word(text, name) for text in candidates)
+        ]
+        found = await asyncio.gather(*(self._keyword_rows(index, name, 1, where) for name in names))
+        return any(broken is None and not rows for rows, broken in found)
 
     async def _first_sync_keyword_rows(
         self, index: ActiveIndex, query: str, limit: int, where: str | None
@@ -431,11 +438,13 @@ class Searcher:
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
         declined = not exact and (best is None or evidence is None or evidence < threshold)
         if units and best is not None:
-            # A question in Chinese or Japanese: a keyword passage holding most of what it asks about
-            # is evidence, and the only evidence when the model reads only English.
-            held = max((coverage(units, passage_text(r.row)) for r in ranked if r.keyword is not None), default=0.0)
+            # A question in Chinese or Japanese: what its keyword passages hold of it is evidence, and
+            # the only evidence when the model reads only English (core/cjk.py, CJK_COVERAGE_FLOOR).
+            passages = [(r.keyword is not None, passage_text(r.row)) for r in ranked]
+            held = max((coverage(units, text) for keyword, text in passages if keyword), default=0.0)
             if blind:
-                declined = held < CJK_COVERAGE_FLOOR or await self._names_unheld(index, query, where)
+                texts = [text for _, text in passages]
+                declined = held < CJK_COVERAGE_FLOOR or await self._names_unheld(index, query, where, texts)
             else:
                 declined = declined and held < CJK_COVERAGE_EVIDENCE
         hits = [] if declined else _passing(ranked, min_similarity, score=config.score)
