@@ -9,6 +9,7 @@ comparison reads two integer columns.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -16,8 +17,11 @@ from typing import TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as pa_json
 
 V = TypeVar("V")
+
+log = logging.getLogger(__name__)
 
 # The notes table, one row a note: what `NoteRecord` holds.
 NOTE_SCHEMA = pa.schema(
@@ -138,3 +142,53 @@ class _Stamps(_ByPath[Stamp]):
 def _integers(rows: pa.Table, column: str) -> np.ndarray:
     values: np.ndarray = rows[column].fill_null(0).to_numpy()
     return values.astype(np.int64, copy=False)
+
+
+# What a stored link's JSON is read as for the link graph: its resolved target only (the other fields
+# are skipped unparsed).
+_RESOLVED = pa.schema([pa.field("l", pa.list_(pa.struct([pa.field("resolved", pa.string())])))])
+
+
+def resolved_links(links: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """For each link these notes' stored links (JSON) hold, the row of the note it is in and its
+    resolved target (null when it resolves to no note). Arrow's JSON reader parses them, one line
+    `{"l": <links>}` a note, so no Python object is made per link. A batch it cannot read (a row that
+    is no JSON) is read row by row, the bad rows skipped."""
+    text = links.combine_chunks() if isinstance(links, pa.ChunkedArray) else links
+    text = text.cast(pa.string()).fill_null("[]")
+    # The lines and their parse, the large and short-lived allocations, in the C allocator's memory,
+    # which the process hands back after large operations; Arrow's own pool keeps what it freed.
+    pool = pa.system_memory_pool()
+    lines = pc.binary_join_element_wise(pa.scalar('{"l":'), text, pa.scalar("}\n"), "", memory_pool=pool)
+    start = int(np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset]) if len(lines) else 0
+    size = int(pc.sum(pc.binary_length(lines, memory_pool=pool), memory_pool=pool).as_py() or 0)
+    if not size:
+        return np.zeros(0, np.int64), pa.array([], pa.string())
+    try:
+        table = pa_json.read_json(
+            pa.BufferReader(lines.buffers()[2].slice(start, size)),
+            read_options=pa_json.ReadOptions(block_size=size + 1, use_threads=False),
+            parse_options=pa_json.ParseOptions(explicit_schema=_RESOLVED, unexpected_field_behavior="ignore"),
+            memory_pool=pool,
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # (its message may quote a note's links: not logged)
+        log.warning("the stored links of %d notes are not all JSON; reading them note by note", len(text))
+        return _resolved_links_one_by_one(text)
+    column = table["l"].combine_chunks()
+    if len(column) != len(text):  # (a line break inside a row: never written so, but not trusted)
+        return _resolved_links_one_by_one(text)
+    rows = pc.list_parent_indices(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    return rows, pc.list_flatten(column).field("resolved")
+
+
+def _resolved_links_one_by_one(text: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    rows: list[int] = []
+    targets: list[str | None] = []
+    for row, raw in enumerate(text.to_pylist()):
+        try:
+            resolved = [link.get("resolved") if isinstance(link, dict) else None for link in json.loads(raw)]
+        except (ValueError, TypeError):
+            continue
+        rows.extend([row] * len(resolved))
+        targets.extend(t if isinstance(t, str) else None for t in resolved)
+    return np.asarray(rows, np.int64), pa.array(targets, pa.string())

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 _IN_LIST_BATCH = 256
 _SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
+_LINK_BATCH_ROWS = 8_192  # notes a batch when their links are read (~9 MiB of JSON at 100,000 notes)
 # A connection's table handles keep metadata of every version written through them, and each new
 # version's is larger (it lists every fragment): over a large first build (thousands of writes to
 # each table) that grows without bound, and every write gets slower. Reconnecting after this many
@@ -202,11 +203,18 @@ class Store(TableUpkeep):
             found |= linking_to(batch["path"], batch["links"], targets)
         return found
 
-    async def note_links(self, suffix: str) -> pa.Table:
-        """Each note's path, title, aliases, tags and links (JSON): what the link graph and a question's
-        scope need, and no more."""
+    async def note_names(self, suffix: str) -> pa.Table:
+        """Each note's path, title, aliases and tags: what the link graph and a question's scope name
+        notes by."""
         table = await self.notes(suffix)
-        return await table.query().select(["path", "title", "aliases", "tags", "links"]).to_arrow()
+        return await table.query().select(["path", "title", "aliases", "tags"]).to_arrow()
+
+    async def note_link_batches(self, suffix: str) -> AsyncIterator[pa.RecordBatch]:
+        """Each note's path and links (JSON), in batches: 100,000 notes' links are ~110 MiB as Arrow
+        text, and the link graph needs one batch at a time."""
+        table = await self.notes(suffix)
+        async for batch in await table.query().select(["path", "links"]).to_batches(max_batch_length=_LINK_BATCH_ROWS):
+            yield batch
 
     async def note_statuses(self, suffix: str) -> tuple[int, dict[str, tuple[str, str]]]:
         """How many notes are indexed ("ok"), and the (status, reason) of every other one by path:

@@ -8,12 +8,14 @@ took over a second at 10,000 notes, on the event loop (docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from vask_server.adapters.manifest import resolved_links
 from vask_server.adapters.store import Store
 from vask_server.core.scope import Directory
 
@@ -31,54 +33,60 @@ class _Adjacency:
         return self._targets[self._starts[number] : self._starts[number + 1]]
 
 
+class _Numbers:
+    """Path → note number, by the paths' hashes: 16 bytes a note, where a dict of path strings held
+    ~15 MiB at 100,000 notes."""
+
+    def __init__(self, paths: pa.StringArray) -> None:
+        self._paths = paths
+        hashes = np.fromiter((hash(p) for p in paths.to_pylist()), np.int64, len(paths))
+        self._order = np.argsort(hashes, kind="stable")
+        self._hashes = hashes[self._order]
+
+    def get(self, path: str) -> int | None:
+        key = hash(path)
+        at = int(np.searchsorted(self._hashes, key))
+        while at < len(self._hashes) and self._hashes[at] == key:  # (equal hashes: compare the paths)
+            number = int(self._order[at])
+            if self._paths[number].as_py() == path:
+                return number
+            at += 1
+        return None
+
+
 class LinkGraph(Mapping[str, frozenset[str]]):
     """The notes of one index version and their links between each other (a link to a file that is
     not an indexed note, or to the note itself, is left out). As a mapping: path → the notes linked
-    to or from it."""
+    to or from it. Paths and titles stay in Arrow's columns, not Python strings."""
 
-    def __init__(
-        self,
-        paths: list[str],
-        titles: list[str],
-        sources: np.ndarray,
-        targets: np.ndarray,
-        directory: Directory,
-    ) -> None:
-        self._paths = paths
-        self._titles = titles
-        # What a [[Note]] or #tag in a question can name: read with the links, from the same rows.
-        self.directory = directory
-        self._numbers = {path: number for number, path in enumerate(paths)}
-        self._out = _Adjacency(sources, targets, len(paths))
-        self._in = _Adjacency(targets, sources, len(paths))
+    def __init__(self, notes: pa.Table, sources: np.ndarray, targets: np.ndarray) -> None:
+        self._notes = notes
+        self._paths: pa.StringArray = notes["path"].combine_chunks()
+        self._titles: pa.StringArray = notes["title"].combine_chunks()
+        self._numbers = _Numbers(self._paths)
+        self._out = _Adjacency(sources, targets, len(self._paths))
+        self._in = _Adjacency(targets, sources, len(self._paths))
 
     @classmethod
-    def from_rows(cls, rows: pa.Table) -> LinkGraph:
-        """From the manifest's path, title, aliases, tags and links columns. Parses JSON: run it off the
+    def from_batches(cls, notes: pa.Table, batches: Iterable[pa.RecordBatch]) -> LinkGraph:
+        """From the manifest's path, title, aliases and tags columns (`notes`) and batches of its path
+        and links columns. Run it off the event loop."""
+        builder = _Builder(notes)
+        for batch in batches:
+            builder.add(batch)
+        return builder.finish()
+
+    @functools.cached_property
+    def directory(self) -> Directory:
+        """What a [[Note]] or #tag in a question can name, from the same rows: made when first asked
+        for, as only questions that name something need it (docs/BENCHMARKS.md). Run it off the
         event loop."""
-        paths: list[str] = rows["path"].to_pylist()
-        numbers = {path: number for number, path in enumerate(paths)}
-        sources: list[int] = []
-        targets: list[int] = []
-        for number, raw in enumerate(rows["links"].to_pylist()):
-            # A target that is no note of the index (or unresolved) counts as the note itself: dropped.
-            linked = {numbers.get(link.get("resolved"), number) for link in json.loads(raw or "[]")} - {number}
-            sources.extend([number] * len(linked))
-            targets.extend(sorted(linked))
-        titles: list[str] = rows["title"].to_pylist()
-        aliases: list[list[str] | None] = rows["aliases"].to_pylist()
-        names = {
-            path: [n for n in (title, *(also or ())) if n]
-            for path, title, also in zip(paths, titles, aliases, strict=True)
-            if title or also
-        }
-        tags = {tag for note_tags in rows["tags"].to_pylist() for tag in note_tags or ()}
-        directory = Directory(notes=paths, tags=tags, names=names)
-        return cls(paths, titles, np.array(sources, np.int32), np.array(targets, np.int32), directory)
+        tags = set(pc.unique(pc.list_flatten(self._notes["tags"])).to_pylist()) - {None}
+        return Directory(notes=self._paths.to_pylist(), tags=tags, names=_Names(self))
 
     def title(self, path: str) -> str | None:
         number = self._numbers.get(path)
-        return None if number is None else self._titles[number]
+        return None if number is None else self._titles[number].as_py()
 
     def links_to(self, path: str) -> frozenset[str]:
         """The notes `path` links to."""
@@ -97,21 +105,75 @@ class LinkGraph(Mapping[str, frozenset[str]]):
         number = self._numbers.get(path)
         if number is None:
             return frozenset()
-        return frozenset(self._paths[int(n)] for n in adjacency.of(number))
+        return frozenset(self._paths.take(adjacency.of(number)).to_pylist())
 
     def __getitem__(self, path: str) -> frozenset[str]:
-        if path not in self._numbers:
+        if path not in self:
             raise KeyError(path)
         return self.links_to(path) | self.linked_from(path)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._numbers
+        return isinstance(path, str) and self._numbers.get(path) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
+        return iter(self._paths.to_pylist())
 
     def __len__(self) -> int:
         return len(self._paths)
+
+
+class _Names(Mapping[str, Sequence[str]]):
+    """A note's title and aliases, read from the graph's columns when asked for (the directory asks
+    once for each note, to index them by name) rather than kept as Python lists."""
+
+    def __init__(self, graph: LinkGraph) -> None:
+        self._graph = graph
+
+    def __getitem__(self, path: str) -> Sequence[str]:
+        number = self._graph._numbers.get(path)
+        if number is None:
+            raise KeyError(path)
+        title, aliases = self._graph._titles[number].as_py(), self._graph._notes["aliases"][number].as_py()
+        return [name for name in (title, *(aliases or ())) if name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graph)
+
+    def __len__(self) -> int:
+        return len(self._graph)
+
+
+class _Builder:
+    """A `LinkGraph` from the notes' names, then their links a batch at a time, each batch's links
+    made note numbers before the next is read: 100,000 notes' links are ~110 MiB as Arrow text, and
+    reading them whole and `json.loads` of every note's peaked ~360 MiB above the process, against
+    ~200 so (docs/BENCHMARKS.md). Notes are numbered by their place in `notes`; a batch's paths are
+    looked up there, so a note written between the two reads is left out until the next."""
+
+    def __init__(self, notes: pa.Table) -> None:
+        self._notes = notes.combine_chunks()
+        self._paths = self._notes["path"].combine_chunks()
+        self._pairs: list[np.ndarray] = []
+
+    def _numbers(self, paths: pa.Array) -> np.ndarray:
+        """Each path's note number; -1 for one that is no note here (or null)."""
+        found = pc.index_in(paths.cast(self._paths.type), value_set=self._paths, memory_pool=pa.system_memory_pool())
+        found = found.fill_null(-1)
+        numbers: np.ndarray = found.to_numpy(zero_copy_only=False).astype(np.int64)
+        return numbers
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        rows, targets = resolved_links(batch.column("links"))
+        sources = self._numbers(batch.column("path"))[rows]
+        found = self._numbers(targets)
+        kept = (sources >= 0) & (found >= 0) & (sources != found)  # (and no link to the note itself)
+        self._pairs.append(np.unique(sources[kept] * max(len(self._paths), 1) + found[kept]))
+
+    def finish(self) -> LinkGraph:
+        notes_count = max(len(self._paths), 1)
+        pairs = np.unique(np.concatenate(self._pairs)) if self._pairs else np.zeros(0, np.int64)  # each link once
+        sources, targets = (pairs // notes_count).astype(np.int32), (pairs % notes_count).astype(np.int32)
+        return LinkGraph(self._notes, sources, targets)
 
 
 class LinkGraphs:
@@ -132,7 +194,9 @@ class LinkGraphs:
         async with self._lock:  # callers that arrive during a build wait for it, not build their own
             version = self._current(suffix)  # before reading: a write during the read makes it stale
             if self._graph is None or self._version != version:
-                rows = await self._store.note_links(suffix)
-                self._graph = await asyncio.to_thread(LinkGraph.from_rows, rows)
+                builder = _Builder(await self._store.note_names(suffix))
+                async for batch in self._store.note_link_batches(suffix):
+                    await asyncio.to_thread(builder.add, batch)
+                self._graph = await asyncio.to_thread(builder.finish)
                 self._version = version
             return self._graph

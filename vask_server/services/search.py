@@ -285,7 +285,8 @@ class Searcher:
             index = self.active()
         except NotIndexed:
             return None
-        return (await self.graphs.get(index.suffix)).directory
+        graph = await self.graphs.get(index.suffix)
+        return await asyncio.to_thread(lambda: graph.directory)  # (made by the first question naming something)
 
     async def _keyword_rows(
         self, index: ActiveIndex, query: str, limit: int, where: str | None

@@ -1,0 +1,130 @@
+"""The link graph's cost: reading an index's links into the graph that related notes, connection
+questions and scope mentions use, each run in a fresh process (time, peak RSS above the process before
+it, RSS kept after it with freed memory handed back), then the notes directory a question that names
+a note needs on top of it.
+
+    uv run python -m scripts.bench_graph --index-dir INDEX --runs 5 --json docs/bench/graph-100k.json
+
+Runs alternate with `--against DIR` (another checkout's source, e.g. a `git worktree` of the commit
+before a change), so both are measured on the same machine in the same minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _status(key: str) -> int:
+    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) // 1024
+    raise KeyError(key)
+
+
+def _release() -> None:
+    import pyarrow as pa
+
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _reset_peak() -> None:
+    Path(f"/proc/{os.getpid()}/clear_refs").write_text("5")  # VmHWM from here
+
+
+async def _one(index_dir: Path) -> dict[str, Any]:
+    from vask_server.adapters.memory import set_process_memory_policy
+
+    set_process_memory_policy()  # as `vask serve` runs
+    from vask_server.adapters.store import Store
+    from vask_server.services.graph import LinkGraphs
+
+    store = await Store.open(index_dir)
+    suffix = store.read_meta().active["suffix"]
+    _release()
+    _reset_peak()
+    before = _status("VmRSS")
+    started = time.perf_counter()
+    graph = await LinkGraphs(store).get(suffix)
+    source = sys.modules[LinkGraphs.__module__].__file__
+    seconds = time.perf_counter() - started
+    peak = _status("VmHWM") - before
+    _release()
+    kept = _status("VmRSS") - before
+    _reset_peak()
+    before_directory = _status("VmRSS")
+    started = time.perf_counter()
+    names = len(graph.directory.by_name)
+    directory_seconds = time.perf_counter() - started
+    directory_peak = _status("VmHWM") - before_directory
+    _release()
+    return {
+        "source": source,
+        "notes": len(graph),
+        "names": names,
+        "graph_s": round(seconds, 3),
+        "graph_peak_mib": peak,
+        "graph_kept_mib": kept,
+        "directory_s": round(directory_seconds, 3),
+        "directory_peak_mib": directory_peak,
+        "directory_kept_mib": _status("VmRSS") - before_directory,
+    }
+
+
+def _run(index_dir: Path, source: Path | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    # (run as a file, not -m: the working directory would come before PYTHONPATH's source)
+    command = [sys.executable, __file__, "--index-dir", str(index_dir), "--one"]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0] if key not in ("source", "notes", "names")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index-dir", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", type=Path, default=None, help="another checkout's source to alternate with")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(asyncio.run(_one(args.index_dir))))
+        return
+    sides: dict[str, list[dict[str, Any]]] = {"this": []} | ({"against": []} if args.against else {})
+    for _ in range(args.runs):
+        for side, runs in sides.items():
+            runs.append(_run(args.index_dir, args.against if side == "against" else None))
+            print(side, runs[-1], flush=True)
+    record = {
+        "index_dir": str(args.index_dir),
+        "notes": sides["this"][0]["notes"],
+        "runs": args.runs,
+        "median": {side: _medians(runs) for side, runs in sides.items()},
+        "all": sides,
+    }
+    print(json.dumps(record["median"], indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
