@@ -1,5 +1,8 @@
 """The search service against a real LanceDB and the fake Ollama: what the decline rule measures."""
 
+import asyncio
+from typing import Any
+
 import numpy as np
 
 from tests.fake_ollama import embed_text
@@ -334,3 +337,30 @@ async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_again
             assert (services.index_dir / CALIBRATION_FILE).exists()
     finally:
         fake_ollama.fake.embed_models["fake-embed"] = 96
+
+
+async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_ollama, small_vault, settings_for):
+    """A hybrid search starts its keyword search before the model has embedded the question: with a
+    real model the embedding takes longer than the keyword search, which it then hides."""
+    question = "What did I write about the sourdough starter and the lid?"
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        await services.searcher.warm()
+        expected = await services.searcher.search(question, top_k=5, min_similarity=0.0)
+        store = services.store
+        started: dict[str, float] = {}
+        loop = asyncio.get_running_loop()
+
+        def noting(name: str, search: Any) -> Any:
+            async def wrapped(*args: Any, **kwargs: Any) -> Any:
+                started.setdefault(name, loop.time())
+                return await search(*args, **kwargs)
+
+            return wrapped
+
+        store.text_search = noting("keyword", store.text_search)  # type: ignore[method-assign]
+        store.vector_search = noting("vector", store.vector_search)  # type: ignore[method-assign]
+        fake_ollama.fake.delay = 0.5  # the model takes half a second to embed the question
+        result = await services.searcher.search(question, top_k=5, min_similarity=0.0)
+        assert started["vector"] - started["keyword"] >= 0.4  # (the vector search waits for the embedding)
+        assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in expected.hits]
