@@ -4,7 +4,9 @@ or are no JSON."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 import numpy as np
 import pyarrow as pa
@@ -87,3 +89,17 @@ def test_each_of_20000_notes_is_found_by_its_path():
     for i in range(0, len(paths), 997):
         assert graph.links_to(paths[i]) == (set() if int(linked[i]) == i else {paths[int(linked[i])]})
         assert graph.title(paths[i]) == paths[i]
+
+
+def test_a_graph_and_its_directory_are_freed_as_soon_as_nothing_holds_them():
+    """No reference cycle: a graph replaced after a write goes at once, not at a full collection."""
+    notes = _notes([("a.md", "A"), ("b.md", "B")])
+    graph = LinkGraph.from_batches(notes, [_batch([("a.md", _links("b.md")), ("b.md", "[]")])])
+    assert graph.directory.by_name["a"] == ["a.md"]
+    gone = weakref.ref(graph)
+    gc.disable()
+    try:
+        del graph
+        assert gone() is None
+    finally:
+        gc.enable()

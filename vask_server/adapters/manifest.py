@@ -145,7 +145,7 @@ def _integers(rows: pa.Table, column: str) -> np.ndarray:
 
 
 # What a stored link's JSON is read as for the link graph: its resolved target only (the other fields
-# are skipped unparsed).
+# are checked as JSON, not kept).
 _RESOLVED = pa.schema([pa.field("l", pa.list_(pa.struct([pa.field("resolved", pa.string())])))])
 
 

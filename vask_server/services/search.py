@@ -372,9 +372,13 @@ class Searcher:
             texts = [query] if topic is None else [query, topic]
             vectors = await self._embedder(index.model).embed(texts, query=True)
             vector = vectors[0]
-        except (OllamaUnavailable, ModelMissing) as exc:
-            if keywords is not None:  # (its answer is not used: the keyword fallback below asks its own)
-                await asyncio.gather(keywords, return_exceptions=True)
+        except BaseException as exc:
+            if keywords is not None:
+                # Its answer is not used. Left to finish, neither cancelled nor waited for: with it
+                # cancelled, searches with the model down hung in 1 run in ~4 of their test.
+                _leave_running(keywords)
+            if not isinstance(exc, (OllamaUnavailable, ModelMissing)):
+                raise
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
             try:
                 words = keyword_text(query, index.keyword_terms)
@@ -392,12 +396,6 @@ class Searcher:
                 "keyword",
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
-        except BaseException:
-            if keywords is not None:
-                # Left to finish, not cancelled: with it cancelled, searches with the model down hung
-                # in 1 run in ~4 of their test (none in 24 without).
-                keywords.add_done_callback(_settled)
-            raise
         limit = max(config.candidates, top_k * 4)
         vector_search = self.store.vector_search(
             index.suffix,
@@ -478,10 +476,20 @@ class Searcher:
         )
 
 
-def _settled(task: asyncio.Future[Any]) -> None:
-    """Takes a task's outcome that nobody waits for, so that its failure is not reported as unseen."""
-    if not task.cancelled():
-        task.exception()
+# Tasks nobody waits for any more, held until they finish (the event loop keeps only weak references).
+_UNWAITED: set[asyncio.Future[Any]] = set()
+
+
+def _leave_running(task: asyncio.Future[Any]) -> None:
+    """Lets a task finish on its own; its outcome, failure included, is taken and dropped."""
+    _UNWAITED.add(task)
+
+    def settled(done: asyncio.Future[Any]) -> None:
+        _UNWAITED.discard(done)
+        if not done.cancelled():
+            done.exception()
+
+    task.add_done_callback(settled)
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
