@@ -104,6 +104,9 @@ def test_status_json(cli_env, vault, capsys):
     assert code == 0 and "servers:    embeddings ollama at http://127.0.0.1:" in out and "answers the same" in out
     per = status["disk_bytes_per_10000_notes"] / 2**20
     assert f"disk:       {status['disk_bytes'] / 2**20:,.1f} MiB ({per:,.0f} MiB per 10,000 notes at this rate)" in out
+    more = status["serve_memory_mib_per_10000_notes"]
+    assert status["serve_memory_mib"] >= 200 and more > 0
+    assert f"memory:     vask serve idles at about {status['serve_memory_mib']:,} MiB, +{more:,} MiB per 10,000" in out
 
 
 def test_errors_are_clear_and_exit_nonzero(cli_env, tmp_path, capsys, monkeypatch):

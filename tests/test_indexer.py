@@ -1,5 +1,6 @@
 """The pipeline against a real LanceDB on disk and the fake Ollama over HTTP, counting embeddings."""
 
+import json
 import os
 from dataclasses import replace
 from datetime import datetime
@@ -14,6 +15,7 @@ import vask_server.adapters.store as store_module
 import vask_server.services.indexer as indexer_module
 import vask_server.services.reading as reading_module
 from tests.fake_ollama import embed_text
+from vask_server.adapters.footprint import chunk_mib, serve_idle_mib
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -452,3 +454,19 @@ async def test_the_status_says_what_the_index_takes_on_disk_and_per_10000_notes(
     on_disk = sum(p.stat().st_size for p in (settings.resolved_index_dir() / "lancedb").rglob("*") if p.is_file())
     assert status["disk_bytes"] == on_disk > 0
     assert status["disk_bytes_per_10000_notes"] == round(on_disk * 10_000 / status["notes"])
+
+    # the memory a server of it holds, from the fit to the benchmarks: this index's chunks, and as
+    # many per 10,000 notes as this vault's notes have
+    chunks_per_10000 = round(status["chunks"] * 10_000 / status["notes"])
+    assert status["serve_memory_mib"] == serve_idle_mib(status["chunks"], status["dimension"])
+    assert status["serve_memory_mib_per_10000_notes"] == round(chunk_mib(chunks_per_10000, status["dimension"]))
+
+
+def test_the_memory_estimate_fits_every_measured_restart_of_the_benchmarks():
+    """The fit in adapters/footprint.py against the record it was fitted to: refit it when the
+    benchmarks are measured again and this fails."""
+    record = json.loads((Path(__file__).parents[1] / "docs" / "bench" / "sizes-1024.json").read_text())
+    for size in record["sizes"].values():
+        measured = size["restart"]["idle_rss_mib"]
+        estimate = serve_idle_mib(size["query"]["chunks"], size["dimension"])
+        assert abs(estimate - measured) <= 0.05 * measured, (size["dimension"], size["query"]["chunks"], estimate)

@@ -86,6 +86,10 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     per = status["disk_bytes_per_10000_notes"]
     scaled = f" ({per / 2**20:,.0f} MiB per 10,000 notes at this rate)" if per else ""
     print(f"disk:       {status['disk_bytes'] / 2**20:,.1f} MiB{scaled}")
+    if status["serve_memory_mib"] is not None:
+        more = status["serve_memory_mib_per_10000_notes"]
+        extra = f", +{more:,} MiB per 10,000 more notes at this rate" if more is not None else ""
+        print(f"memory:     vask serve idles at about {status['serve_memory_mib']:,} MiB{extra}")
     if status["language"]["advice"]:
         print(f"language:   {status['language']['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]

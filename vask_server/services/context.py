@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vask_server.adapters.footprint import folder_bytes, per_notes
+from vask_server.adapters.footprint import chunk_mib, folder_bytes, per_notes, serve_idle_mib
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
@@ -98,6 +98,7 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
     meta = services.store.read_meta()
     active = meta.active or {}
     notes = chunks = 0
+    dimension = int(active.get("dimension") or 0)
     if check and active:
         await services.store.check_keyword_search(active["suffix"], int(active["dimension"]))
     failed: list[dict[str, str]] = []
@@ -123,6 +124,12 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
         # the index folder's bytes (all tables and versions), and as many per 10,000 notes at this rate
         "disk_bytes": on_disk,
         "disk_bytes_per_10000_notes": None if on_disk is None else per_notes(on_disk, notes),
+        # about what `vask serve` of this index holds when idle, and what 10,000 more notes at this
+        # rate would add (fitted to the benchmarks' measurements: adapters/footprint.py)
+        "serve_memory_mib": serve_idle_mib(chunks, dimension) if dimension else None,
+        "serve_memory_mib_per_10000_notes": round(chunk_mib(per_notes(chunks, notes) or 0, dimension))
+        if dimension and notes
+        else None,
         "model": active.get("model"),
         "dimension": active.get("dimension"),
         "configured_model": services.settings.embed_model,
