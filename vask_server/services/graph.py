@@ -154,8 +154,8 @@ class _Names(Mapping[str, Sequence[str]]):
 class _Builder:
     """A `LinkGraph` from the notes' names, then their links a batch at a time, each batch's links
     made note numbers before the next is read: 100,000 notes' links are ~110 MiB as Arrow text, and
-    reading them whole and `json.loads` of every note's peaked ~360 MiB above the process, against
-    ~200 so (docs/BENCHMARKS.md). Notes are numbered by their place in `notes`; a batch's paths are
+    reading them whole and `json.loads` of every note's peaked 358 MiB above the process, against
+    183 so (docs/BENCHMARKS.md). Notes are numbered by their place in `notes`; a batch's paths are
     looked up there, so a note written between the two reads is left out until the next."""
 
     def __init__(self, notes: pa.Table) -> None:
