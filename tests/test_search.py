@@ -364,3 +364,27 @@ async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_
         result = await services.searcher.search(question, top_k=5, min_similarity=0.0)
         assert started["vector"] - started["keyword"] >= 0.4  # (the vector search waits for the embedding)
         assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in expected.hits]
+
+
+async def test_with_the_model_down_the_keyword_search_already_under_way_answers_alone(
+    fake_ollama, small_vault, settings_for
+):
+    """The fallback to keywords uses the keyword search a hybrid search started before the model
+    failed, rather than searching a second time."""
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+    down = settings_for(small_vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with open_services(down) as services:
+        store = services.store
+        calls: list[int] = []
+        search = store.text_search
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args[3])  # (the limit)
+            return await search(*args, **kwargs)
+
+        store.text_search = counted  # type: ignore[method-assign]
+        result = await services.searcher.search("sourdough starter", top_k=5, min_similarity=0.0)
+        assert result.mode == "keyword" and "Showing keyword matches only" in (result.notice or "")
+        assert result.hits[0].path == "Sourdough.md"
+        assert len(calls) == 1

@@ -100,12 +100,12 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
     notes = chunks = 0
     dimension = int(active.get("dimension") or 0)
     if check and active:
-        await services.store.check_keyword_search(active["suffix"], int(active["dimension"]))
+        await services.store.check_keyword_search(active["suffix"], dimension)
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
         notes, others = await services.store.note_statuses(active["suffix"])
-        chunks = await services.store.count_chunks(active["suffix"], int(active["dimension"]))
+        chunks = await services.store.count_chunks(active["suffix"], dimension)
         for path, (status, reason) in others.items():
             if status == "skipped":
                 skipped.append({"path": path, "reason": reason})

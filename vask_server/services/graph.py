@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vask_server.adapters.manifest import resolved_links
-from vask_server.adapters.memory import release_memory
+from vask_server.adapters.memory import ReleaseWhenQuiet
 from vask_server.adapters.store import Store
 from vask_server.core.scope import Directory
 
@@ -187,12 +187,13 @@ class _Builder:
 class LinkGraphs:
     """The link graph of a store's index, built when first asked for after a write changed it."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, quiet: ReleaseWhenQuiet | None = None) -> None:
         self._store = store
+        # what hands freed memory back once activity pauses (the searches' own, in the server)
+        self._quiet = quiet
         self._graph: LinkGraph | None = None
         self._version: tuple[str, int] | None = None
         self._lock = asyncio.Lock()
-        self._release: asyncio.Future[None] | None = None
 
     def _current(self, suffix: str) -> tuple[str, int]:
         # The index version a sync (of this process or of `vask index`) leaves, and this process's
@@ -207,8 +208,7 @@ class LinkGraphs:
                 async for batch in self._store.note_link_batches(suffix):
                     await asyncio.to_thread(builder.add, batch)
                 self._graph = await asyncio.to_thread(builder.finish)
-                # What the read freed goes back to the system, after this call (~0.1 s at 100,000
-                # notes): the pane asks and then waits, with no search to start the release.
-                self._release = asyncio.ensure_future(asyncio.to_thread(release_memory))
+                if self._quiet is not None:  # what the read freed goes back once calls pause, as a search's
+                    self._quiet.touch()
                 self._version = version
             return self._graph

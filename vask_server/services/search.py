@@ -104,8 +104,8 @@ class Searcher:
         self.config = config or RetrievalConfig()  # the product's ranking; a search may be given another
         self._embedders: dict[str, Embedder] = {}
         self.calibrator = Calibrator(store, gateway)  # the decline line, per index version
-        self.graphs = LinkGraphs(store)  # also what /v1/related reads: one graph, built once
         self._quiet = ReleaseWhenQuiet()
+        self.graphs = LinkGraphs(store, self._quiet)  # also what /v1/related reads: one graph, built once
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
 
@@ -374,23 +374,24 @@ class Searcher:
             vector = vectors[0]
         except BaseException as exc:
             if keywords is not None:
-                # Its answer is not used. Left to finish, neither cancelled nor waited for: with it
-                # cancelled, searches with the model down hung in 1 run in ~4 of their test.
+                # Never cancelled: with it cancelled, searches with the model down hung in 1 run in ~4
+                # of their test. Held until it finishes, in case nobody waits for it below.
                 _leave_running(keywords)
             if not isinstance(exc, (OllamaUnavailable, ModelMissing)):
                 raise
             log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
-            try:
-                words = keyword_text(query, index.keyword_terms)
-                if index.complete:
-                    rows = await self.store.text_search(index.suffix, index.dimension, words, top_k * 4, where)
-                else:
-                    rows = await self._first_sync_keyword_rows(index, words, top_k * 4, where)
-                    for row in rows:
-                        row.pop("vector", None)
-            except IndexBroken as failure:  # nothing can be searched: say both, not "no matches"
+            # the keyword list already under way answers alone (shielded: a cancelled request leaves it be)
+            wanted = top_k * 4
+            if keywords is not None and config.candidates >= wanted:
+                rows, failure = await asyncio.shield(keywords)
+            else:
+                rows, failure = await self._keyword_rows(index, query, wanted, where)
+            if failure is not None:  # nothing can be searched: say both, not "no matches"
                 also = f"{failure.message[0].lower()}{failure.message[1:]}"
                 return SearchResult([], "keyword", notice=f"{exc.message}, and {also}. {exc.hint} {failure.hint}")
+            rows = rows[:wanted]
+            for row in rows:
+                row.pop("vector", None)
             return SearchResult(
                 limit_per_note(_keyword_hits(rows), top_k, config.per_note),
                 "keyword",
