@@ -468,6 +468,8 @@ def eval_connections() -> str:
         ("hub-blind", "hub, second set (`connections-hub-blind.jsonl`)", "first run, blind"),
         ("sample", "sample (`connections-sample.jsonl`)", "first run"),
         ("sample-blind", "sample, second set (`connections-sample-blind.jsonl`)", "first run, blind"),
+        ("hub-third", "hub, third set (`connections-hub-third.jsonl`)", "first run, blind"),
+        ("sample-third", "sample, third set (`connections-sample-third.jsonl`)", "first run, blind"),
     )
     for name, label, first_run in sets:
         first = load(EVAL / "first-runs" / f"connections-{name}-first-run.json")["summary"]

@@ -41,6 +41,16 @@ SEED = "01 Projects/Launch Tidepool app.md"
         ("What else relates to this setup?", None, "What else?"),
         ("What's related to the plugin note I have open?", None, "What's?"),
         ("¿Qué notas están relacionadas con esta nota?", None, "¿Qué notas están?"),
+        ("What's related to the showcase I have open?", None, "What's?"),  # any thing open but the vault
+        ("Which notes are related to the snippet I have open?", None, "Which notes are?"),
+        ("Anything similar to this old project?", None, "Anything?"),
+        ("What else is about the same ideas as the note I'm reading?", None, "What else?"),
+        ("Anything that illustrates [[Sherlocking]] in practice?", "Sherlocking", "Anything that in practice?"),
+        ("Where have I applied ideas from [[Deep Work]]?", "Deep Work", "Where have I?"),
+        ("Where have I used the idea in the article I have open?", None, "Where have I?"),
+        ("What could I use instead of [[Readwise]]?", "Readwise", "What could I use?"),
+        ("alternatives to [[Readwise]] for highlights", "Readwise", "for highlights"),
+        ("Which notes could help me cook [[Weeknight dal]] better?", "Weeknight dal", "Which notes better?"),
     ],
 )
 def test_a_connection_phrase_makes_the_note_after_it_the_seed(question, seed, left):
@@ -61,6 +71,10 @@ def test_a_connection_phrase_makes_the_note_after_it_the_seed(question, seed, le
         "anything related to this summer?",
         "what did I write about this in [[Shape Up]]?",
         "summarize [[Launch Tidepool app]]",
+        "how do I apply the ideas in [[Shape Up]]?",  # the book's own ideas: a scope
+        "What are the main ideas from [[Deep Work]]?",
+        "which notes relate to the vault I have open?",  # the vault is no note
+        "what relates to this last quarter?",
     ],
 )
 def test_other_mentions_stay_a_scope(question):

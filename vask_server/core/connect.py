@@ -25,7 +25,12 @@ _PHRASE = (
     r"|relat(?:e|es|ed|ing)\s+to|relevant\s+(?:to|for)|builds?\s+on|building\s+on|built\s+on"
     r"|reminds?\s+(?:me|you)\s+of|similar\s+to|(?:like|alike)\s+(?=\[\[)"
     r"|(?:do|does|doing)\s+the\s+same\s+(?:job|thing|work)\s+as|same\s+as|overlaps?\s+with"
-    r"|(?:could|can|might|would)\s+help\s+(?:me\s+)?(?:with|on)"
+    r"|(?:could|can|might|would)\s+help\s+(?:me\s+|us\s+)?(?:with|on|[^\W\d_]+(?=\s+(?:my\s+|the\s+)?\[\[))"
+    r"|(?:is|are)?\s*about\s+the\s+same\s+(?:ideas?|things?|topics?|subjects?|themes?)\s+as|same\s+ideas\s+as"
+    r"|illustrat(?:e|es|ed|ing)|examples?\s+of"
+    r"|(?:applied|applying|used|using|put\s+into\s+practice)\s+(?:the\s+|my\s+)?"
+    r"(?:ideas?|lessons?|advice|principles?|methods?|techniques?)\s+(?:from|in|of)"
+    r"|instead\s+of|alternatives?\s+(?:to|for)|alongside"
     r"|(?:se\s+)?relaciona(?:n|do|da|dos|das)?\s+con|conecta(?:n|do|da|dos|das)?\s+con|tiene(?:n)?\s+que\s+ver\s+con"
     r"|parecid[oa]s?\s+a|se\s+parece(?:n)?\s+a|similar(?:es)?\s+a|relevantes?\s+para|me\s+recuerda(?:n)?(?:\s+a)?"
     r"|(?:podr[ií]a|puede)n?\s+ayudar(?:me)?\s+(?:con|a|en)"
@@ -52,16 +57,19 @@ _TIMES = "|".join(
         reverse=True,
     )
 )
+# What "the … I have open" names: a note ("the plugin I have open", "the snippet I'm reading"), not
+# the vault or a folder, which are open too.
+_THING = r"(?!(?:vault|folder|window|app)(?![\w-]))[^\W\d_]+"
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
 # alone, and "this talk", "this setup", "this plugin note" (any thing, not a time), only at the end of
 # a clause
 _OPEN_NOTE = (
-    r"(?:this|esta|este)\s+(?:note|project|page|idea|book|file|one|draft|essay|nota|proyecto|p[aá]gina|libro"
-    r"|archivo|entrada)(?![\w-])"
+    r"(?:this|esta|este)\s+(?:[^\W\d_]+\s+)?(?:note|project|page|idea|book|file|one|draft|essay|nota|proyecto"
+    r"|p[aá]gina|libro|archivo|entrada)(?![\w-])"
     r"|(?:this|esto)(?=\s*(?:[?.!,;:)]|$))"
     rf"|this\s+(?!(?:{_TIMES})(?![\w-]))[^\W\d_]+(?:\s+(?:note|page|file))?(?=\s*(?:[?.!,;:)]|$))"
-    r"|the\s+(?:[^\W\d_]+\s+)?(?:note|page|file)\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?![\w-])"
-    r"|the\s+(?:[^\W\d_]+\s+)?(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
+    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?:\s+here)?(?![\w-])"
+    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
     r"|the\s+(?:open|current)\s+(?:note|page|file)(?![\w-])"
     r"|la\s+nota\s+(?:abierta|actual|que\s+tengo\s+abierta)(?![\w-])"
     r"|(?:diese[rmn]?|dieses)\s+(?:Notiz|Seite|Projekt|Projekts|Buch|Idee|Datei)(?![\w-])"

@@ -20,7 +20,7 @@ from vask_server.adapters.sql import filters_to_where, sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import SIMPLE, keyword_text
 from vask_server.core.models import Hit
-from vask_server.core.retrieve import Filters, row_to_hit
+from vask_server.core.retrieve import Filters, row_to_hit, seed_words
 from vask_server.errors import IndexBroken, NotFound
 from vask_server.services.graph import LinkGraph, LinkGraphs
 
@@ -35,6 +35,11 @@ _PASSAGE_SHARE = 0.7
 # more: a plugin page "zotlit" for a note "Zotero 101", where a small embedding model sees little in
 # common. (Sample set: unlinked@10 0.592 -> 0.620; hub set 0.214 -> 0.286; 0.3 lost linked notes.)
 TITLE_WEIGHT = 0.2
+# The words the seed uses most (`seed_words`, at most _SEED_WORDS) as BM25 keywords, weighed so: a
+# guide on HIPAA finds the encryption plugins. (unlinked@10: hub 0.298 -> 0.321, second hub set
+# 0.500 -> 0.537, second sample set 0.628 -> 0.721, first sample set unchanged.)
+SEED_WORDS_WEIGHT = 0.1
+_SEED_WORDS = 100
 # The seed's passages a candidate is compared with, at most (spread over a long note).
 _SEED_PASSAGES = 16
 # Candidates: the rows closest to the seed as a whole (its passages' mean), and to the question's own
@@ -82,10 +87,11 @@ async def find_connections(
     if seed not in graph:
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
     seed_rows = await store.all_chunk_rows(
-        suffix, dimension, ["id", "heading", "vector"], where=f"path = {sql_string(seed)} AND kind = 'chunk'"
+        suffix, dimension, ["id", "heading", "vector", "text"], where=f"path = {sql_string(seed)} AND kind = 'chunk'"
     )
     seed_vectors = vector_matrix(seed_rows["vector"], dimension) if seed_rows.num_rows else np.zeros((0, dimension))
     seed_headings = seed_rows["heading"].to_pylist() if seed_rows.num_rows else []
+    seed_texts = [text or "" for text in seed_rows["text"].to_pylist()] if seed_rows.num_rows else []
     if len(seed_vectors) > _SEED_PASSAGES:  # a long note: passages spread over all of it
         keep = np.linspace(0, len(seed_vectors) - 1, _SEED_PASSAGES).round().astype(int)
         seed_vectors, seed_headings = seed_vectors[keep], [seed_headings[i] for i in keep]
@@ -100,47 +106,58 @@ async def find_connections(
         queries.append(centroid / (float(np.linalg.norm(centroid)) or 1.0))
     if question_vector is not None:
         queries.append(question_vector)
-    found = await asyncio.gather(
-        *(
-            store.vector_search(
-                suffix,
-                dimension,
-                q,
-                _CANDIDATE_ROWS,
-                where,
-                with_vectors=True,
-                approximate_filter=True,
-                with_kind=not narrowed,
-            )
-            for q in queries
+    # Keywords, where a small embedding model sees little in common: the seed's name ("Zotero",
+    # "graph view") and the words it uses most ("encrypt", "HIPAA"). (A keyword search filtered to
+    # the other notes is cheap.)
+    title = graph.title(seed) or ""
+    keywords = [(TITLE_WEIGHT, title), (SEED_WORDS_WEIGHT, " ".join(seed_words(seed_texts, _SEED_WORDS)))]
+    searches = [
+        store.vector_search(
+            suffix,
+            dimension,
+            q,
+            _CANDIDATE_ROWS,
+            where,
+            with_vectors=True,
+            approximate_filter=True,
+            with_kind=not narrowed,
         )
+        for q in queries
+    ]
+    found = await asyncio.gather(
+        *searches,
+        *(
+            _keyword_rows(store, suffix, dimension, keyword_text(words, keyword_terms), _others(seed, filters))
+            for _, words in keywords
+        ),
     )
     rows: dict[str, dict[str, Any]] = {
         row["id"]: row
-        for batch in found
+        for batch in found[: len(searches)]
         for row in batch
         if narrowed or (row["path"] != seed and row.pop("kind", "chunk") == "chunk")
     }
-    # The seed's name as keywords: notes that name what the seed is about ("Zotero", "graph view")
-    # where a small embedding model sees little in common.
-    named: dict[str, float] = {}
-    title = graph.title(seed) or ""
-    if title.strip():
-        try:
-            others = _others(seed, filters)  # (a keyword search filtered so is cheap)
-            words = keyword_text(title, keyword_terms)
-            by_name = await store.text_search(suffix, dimension, words, _KEYWORD_ROWS, others, with_vectors=True)
-        except IndexBroken:
-            by_name = []
-        top = max((float(r["score"]) for r in by_name), default=0.0)
-        for row in by_name:
-            named[row["id"]] = float(row["score"]) / top if top > 0 else 0.0
+    bonus: dict[str, float] = {}  # each keyword match's share of the best match, by its weight
+    for (weight, _), matches in zip(keywords, found[len(searches) :], strict=True):
+        top = max((float(r["score"]) for r in matches), default=0.0)
+        for row in matches:
+            if top > 0:
+                bonus[row["id"]] = bonus.get(row["id"], 0.0) + weight * float(row["score"]) / top
             rows.setdefault(row["id"], row)
     links = _links(graph, seed)
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
         rows.update({row["id"]: row for row in await _rows_of(store, suffix, dimension, linked_missing, filters)})
-    return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, named, top_k)
+    return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, bonus, top_k)
+
+
+async def _keyword_rows(store: Store, suffix: str, dimension: int, words: str, where: str) -> list[dict[str, Any]]:
+    if not words.strip():
+        return []
+    try:
+        return await store.text_search(suffix, dimension, words, _KEYWORD_ROWS, where, with_vectors=True)
+    except IndexBroken:  # (shown in the status; connections still come from the vectors)
+        return []
 
 
 def _others(seed: str, filters: Filters | None) -> str:
@@ -181,7 +198,7 @@ def _rank(
     seed_headings: list[str],
     links: dict[str, str],
     question_vector: np.ndarray | None,
-    named: dict[str, float],
+    bonus: dict[str, float],
     top_k: int,
 ) -> list[Connected]:
     if not rows:
@@ -197,8 +214,8 @@ def _rank(
         closeness, nearest = np.zeros(len(rows), dtype=np.float32), np.zeros(len(rows), dtype=int)
     if question_vector is not None:
         closeness = closeness + _QUESTION_WEIGHT * (vectors @ question_vector)
-    if named:
-        closeness = closeness + TITLE_WEIGHT * np.asarray([named.get(row["id"], 0.0) for row in rows], dtype=np.float32)
+    if bonus:
+        closeness = closeness + np.asarray([bonus.get(row["id"], 0.0) for row in rows], dtype=np.float32)
     best: dict[str, int] = {}  # each note's row closest to the seed
     for i, row in enumerate(rows):
         if row["path"] not in best or closeness[i] > closeness[best[row["path"]]]:
