@@ -388,3 +388,26 @@ async def test_with_the_model_down_the_keyword_search_already_under_way_answers_
         assert result.mode == "keyword" and "Showing keyword matches only" in (result.notice or "")
         assert result.hits[0].path == "Sourdough.md"
         assert len(calls) == 1
+
+
+async def test_the_vector_list_is_shorter_than_the_keyword_list(fake_ollama, small_vault, settings_for):
+    """A hybrid search asks for 30 rows by meaning and 50 by keywords (each row fewer is less for the
+    ANN index to re-rank and read), and more of each when more results are wanted."""
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        store = services.store
+        limits: dict[str, list[int]] = {"vector": [], "keyword": []}
+
+        def noting(name: str, search: Any) -> Any:
+            async def wrapped(*args: Any, **kwargs: Any) -> Any:
+                limits[name].append(args[3])  # (the limit)
+                return await search(*args, **kwargs)
+
+            return wrapped
+
+        store.text_search = noting("keyword", store.text_search)  # type: ignore[method-assign]
+        store.vector_search = noting("vector", store.vector_search)  # type: ignore[method-assign]
+        await services.searcher.search("sourdough starter", top_k=6, min_similarity=0.0)
+        assert limits == {"vector": [30], "keyword": [50]}
+        await services.searcher.search("sourdough starter", top_k=10, min_similarity=0.0)
+        assert limits["vector"][-1] == 40  # four candidates a result wanted, at least

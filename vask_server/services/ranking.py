@@ -37,7 +37,11 @@ class Ranking(Protocol):
 
     @property
     def candidates(self) -> int:
-        """Rows fetched from each list before ranking."""
+        """Rows fetched from the keyword list before ranking."""
+
+    @property
+    def vector_candidates(self) -> int:
+        """Rows fetched from the vector list before ranking."""
 
     def where(self) -> str | None:
         """A filter every candidate must pass besides the question's (None: none)."""
@@ -77,6 +81,10 @@ class RetrievalConfig:
     decline_sigmas: float = 1.5
     per_note: int = 2
     candidates: int = 50
+    # The vector list is shorter: a passage below its 30th cosine that ranks in the end is a keyword
+    # match, which the keyword list brings (299 of 299 questions on the Obsidian Hub ranked the same
+    # six as with 50; at 100,000 notes / 1,024-d each row fewer is less to re-rank and read).
+    vector_candidates: int = 30
 
     def where(self) -> str | None:
         return None

@@ -30,7 +30,8 @@ class RankingVariant:
     graph_seeds: int = 5
     graph_min_links: int = 2  # a note must be linked with this many of the seeds (co-citation)
     per_note: int = 2  # chunks of one note among the results at most
-    candidates: int = 50  # rows fetched from each list before ranking
+    candidates: int = 50  # rows fetched from the keyword list before ranking
+    vector_candidates: int = 30  # and from the vector list
     # "fixed": decline when the best cosine is under min_similarity; "calibrated": as the product.
     decline: str = "calibrated"
     decline_sigmas: float = 1.5

@@ -397,7 +397,7 @@ class Searcher:
                 "keyword",
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
-        limit = max(config.candidates, top_k * 4)
+        limit = max(config.vector_candidates, top_k * 4)
         vector_search = self.store.vector_search(
             index.suffix,
             index.dimension,
