@@ -48,6 +48,8 @@ SEED = "01 Projects/Launch Tidepool app.md"
         ("Anything that illustrates [[Sherlocking]] in practice?", "Sherlocking", "Anything that in practice?"),
         ("Where have I applied ideas from [[Deep Work]]?", "Deep Work", "Where have I?"),
         ("Where have I used the idea in the article I have open?", None, "Where have I?"),
+        ("what connects to the note I'm in?", None, "what?"),
+        ("Which plugins are examples of [[Sherlocking]]?", "Sherlocking", "Which plugins are?"),
         ("What could I use instead of [[Readwise]]?", "Readwise", "What could I use?"),
         ("alternatives to [[Readwise]] for highlights", "Readwise", "for highlights"),
         ("Which notes could help me cook [[Weeknight dal]] better?", "Weeknight dal", "Which notes better?"),
@@ -75,6 +77,16 @@ def test_a_connection_phrase_makes_the_note_after_it_the_seed(question, seed, le
         "What are the main ideas from [[Deep Work]]?",
         "which notes relate to the vault I have open?",  # the vault is no note
         "what relates to this last quarter?",
+        "which notes relate to the team I'm on?",  # with "on" and "in" only a note, page or file is open
+        "anything relevant to the course I'm in?",
+        "what relates to the files I have open?",
+        "tips for applying the ideas in [[Shape Up]]",
+        "using the methods in [[Shape Up]], how should I plan the cycle?",
+        "how do I illustrate this?",  # these phrases name a note only as [[Note]]
+        "is there an example of this?",
+        "what should I do instead of this?",
+        "how did I illustrate [[Launch Tidepool app]] in the deck?",
+        "who could help me in [[Launch Tidepool app]]?",
     ],
 )
 def test_other_mentions_stay_a_scope(question):

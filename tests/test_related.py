@@ -15,7 +15,6 @@ from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
-from vask_server.core.retrieve import seed_words
 from vask_server.services import connections, indexer
 from vask_server.services.active_index import ActiveIndex
 from vask_server.services.ranking_variants import RankingVariant
@@ -99,8 +98,7 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     are the passages the product looks at (the 60 closest to the note's passages' mean, exact here;
     the title's 30 best keyword matches; every passage of a linked note neither reached); each other
     note scores its candidate passage closest to any of the note's passages, blended with its closeness
-    to the note as a whole, plus the title's and the note's own words' keyword shares, + 0.15 when the
-    two are linked."""
+    to the note as a whole, plus the title's keyword share, + 0.15 when the two are linked."""
     manifest = await store.manifest(index.suffix)
     record = manifest[path]
     outgoing = {link.get("resolved") for link in json.loads(record.links or "[]")} - {None, path}
@@ -109,11 +107,8 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
         for other in manifest.values()
         if other.path != path and any(link.get("resolved") == path for link in json.loads(other.links or "[]"))
     }
-    rows = await store.all_chunk_rows(
-        index.suffix, index.dimension, ["id", "path", "text", "vector"], where="kind = 'chunk'"
-    )
+    rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "vector"], where="kind = 'chunk'")
     paths, ids = rows["path"].to_pylist(), rows["id"].to_pylist()
-    own_texts = [t for p, t in zip(paths, rows["text"].to_pylist(), strict=True) if p == path]
     vectors = vector_matrix(rows["vector"], index.dimension)
     own = vectors[[i for i, p in enumerate(paths) if p == path]]
     if len(own) > connections._SEED_PASSAGES:  # a long note: that many of its passages, spread over it
@@ -126,13 +121,7 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     words = keyword_text(title, index.keyword_terms)  # (cut as the index cuts its keyword text)
     by_name = await store.text_search(index.suffix, index.dimension, words, 30, where)
     top = max((float(r["score"]) for r in by_name), default=0.0)
-    named = {r["id"]: connections.TITLE_WEIGHT * float(r["score"]) / top for r in by_name} if top > 0 else {}
-    # and the words it uses most (every passage's), the same way
-    most = keyword_text(" ".join(seed_words(own_texts, connections._SEED_WORDS)), index.keyword_terms)
-    by_words = await store.text_search(index.suffix, index.dimension, most, 30, where) if most else []
-    top = max((float(r["score"]) for r in by_words), default=0.0)
-    for r in by_words if top > 0 else []:
-        named[r["id"]] = named.get(r["id"], 0.0) + connections.SEED_WORDS_WEIGHT * float(r["score"]) / top
+    named = {r["id"]: float(r["score"]) / top for r in by_name} if top > 0 else {}
     # the candidates: the 60 passages nearest the mean (of all rows, note records included, as the
     # unfiltered search sees them), less the note's own and the records; the keyword matches
     all_rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "kind", "vector"])
@@ -142,14 +131,14 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
         all_rows["id"][int(i)].as_py()
         for i in nearest
         if all_rows["path"][int(i)].as_py() != path and all_rows["kind"][int(i)].as_py() == "chunk"
-    } | set(named)  # (both keyword searches' matches)
+    } | set(named)
     reached = {paths[i] for i in range(len(ids)) if ids[i] in candidates}
     candidates |= {ids[i] for i in range(len(ids)) if paths[i] in (outgoing | incoming) - reached}
     scores: dict[str, float] = {}
     for i, other in enumerate(paths):
         if ids[i] in candidates and whole is not None:
             closeness = share * float((own @ vectors[i]).max()) + (1 - share) * float(vectors[i] @ whole)
-            closeness += named.get(ids[i], 0.0)
+            closeness += connections.TITLE_WEIGHT * named.get(ids[i], 0.0)
             scores[other] = max(scores.get(other, -1.0), closeness)
     for other in outgoing | incoming:
         if other in manifest:

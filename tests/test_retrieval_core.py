@@ -17,7 +17,6 @@ from vask_server.core.retrieve import (
     limit_per_note,
     quoted_terms,
     row_to_hit,
-    seed_words,
     topic_query,
 )
 
@@ -338,16 +337,3 @@ def test_a_whole_word_is_one_no_letter_or_digit_of_a_spaced_script_touches(passa
     from vask_server.core.retrieve import holds_whole_word
 
     assert holds_whole_word(passage, word) is held
-
-
-def test_seed_words_are_the_content_words_a_note_uses_most():
-    texts = [
-        "Encrypt the vault: encrypt every note that holds patient data. HIPAA asks for it.",
-        "Which plugins encrypt? Password protect the vault too; HIPAA 2024 rules.",
-    ]
-    words = seed_words(texts, 4)
-    assert words[:2] == ["encrypt", "vault"]  # three times, twice: most used first
-    assert len(words) == 4 and "hipaa" in words
-    assert not {"the", "that", "for", "it", "2024", "too"} & set(seed_words(texts, 100))  # short, common, digits
-    assert seed_words(["番茄钟 番茄钟 专注"], 2) == ["番茄", "茄钟"]  # Chinese by its character pairs
-    assert seed_words([], 10) == [] and seed_words(["a an the"], 10) == []

@@ -4,9 +4,12 @@
 Such a question names a *seed*: the note whose connections are wanted, not a place to search in. The
 rule, so a person can predict it:
 - a `[[Note]]` right after a connection phrase ("connect to", "related to", "relevant to", "builds
-  on", "reminds me of", "similar to", "could help with", and their Spanish forms) is the seed;
-- "this", "this note", "this project", "the note I have open" (and "esta nota", "este proyecto")
-  after such a phrase mean the note open in Obsidian;
+  on", "reminds me of", "similar to", "could help (me) with", "about the same ideas as", "applied
+  ideas from", and their Spanish forms) is the seed; so is one right after "illustrates", "examples
+  of", "instead of", "alternatives to", "alongside", "could help me <verb>" (these never with "this");
+- "this", "this note", "this (old) project", "the note I have open", "the plugin I have open", "the
+  snippet I'm reading" (and "esta nota", "este proyecto") after such a phrase mean the note open in
+  Obsidian;
 - German, French, Chinese and Japanese forms alike: "verbunden mit [[X]]", "lié à [[X]]", and, with the
   relation after the note, "与[[X]]相关", "和[[X]]有关的", "[[X]]に関連する", "这篇笔记" / "このノート";
 - any other `[[Note]]` limits where to search, as before ("in [[X]]", "according to [[X]]").
@@ -25,12 +28,13 @@ _PHRASE = (
     r"|relat(?:e|es|ed|ing)\s+to|relevant\s+(?:to|for)|builds?\s+on|building\s+on|built\s+on"
     r"|reminds?\s+(?:me|you)\s+of|similar\s+to|(?:like|alike)\s+(?=\[\[)"
     r"|(?:do|does|doing)\s+the\s+same\s+(?:job|thing|work)\s+as|same\s+as|overlaps?\s+with"
-    r"|(?:could|can|might|would)\s+help\s+(?:me\s+|us\s+)?(?:with|on|[^\W\d_]+(?=\s+(?:my\s+|the\s+)?\[\[))"
+    r"|(?:could|can|might|would)\s+help\s+(?:me\s+|us\s+)?(?:with|on|(?!(?:in|at|from|to|for|about|of|by)\s)[^\W\d_]+(?=\s+(?:my\s+|the\s+)?\[\[))"
     r"|(?:is|are)?\s*about\s+the\s+same\s+(?:ideas?|things?|topics?|subjects?|themes?)\s+as|same\s+ideas\s+as"
-    r"|illustrat(?:e|es|ed|ing)|examples?\s+of"
-    r"|(?:applied|applying|used|using|put\s+into\s+practice)\s+(?:the\s+|my\s+)?"
+    r"|(?:applied|used|put\s+into\s+practice)\s+(?:the\s+|my\s+)?"
     r"(?:ideas?|lessons?|advice|principles?|methods?|techniques?)\s+(?:from|in|of)"
-    r"|instead\s+of|alternatives?\s+(?:to|for)|alongside"
+    # (only before a [[Note]]: "how do I illustrate this?", "an example of this?" name no note)
+    r"|(?:illustrates|illustrating|examples?\s+of|instead\s+of|alternatives?\s+(?:to|for)|alongside)"
+    r"(?=\s*(?:(?:the|my)\s+)?\[\[)"
     r"|(?:se\s+)?relaciona(?:n|do|da|dos|das)?\s+con|conecta(?:n|do|da|dos|das)?\s+con|tiene(?:n)?\s+que\s+ver\s+con"
     r"|parecid[oa]s?\s+a|se\s+parece(?:n)?\s+a|similar(?:es)?\s+a|relevantes?\s+para|me\s+recuerda(?:n)?(?:\s+a)?"
     r"|(?:podr[ií]a|puede)n?\s+ayudar(?:me)?\s+(?:con|a|en)"
@@ -57,9 +61,10 @@ _TIMES = "|".join(
         reverse=True,
     )
 )
-# What "the … I have open" names: a note ("the plugin I have open", "the snippet I'm reading"), not
-# the vault or a folder, which are open too.
-_THING = r"(?!(?:vault|folder|window|app)(?![\w-]))[^\W\d_]+"
+# What "the … I have open" or "the … I'm reading" names: a note ("the plugin I have open", "the
+# snippet I'm reading"), not the vault, a folder or several files, which are open too. ("The team I'm on", "the course
+# I'm in" name none: with "in" and "on" only a note, page or file is the open note.)
+_THING = r"(?!(?:(?:vault|folder|window|app)s?|(?:file|note|page|tab)s)(?![\w-]))[^\W\d_]+"
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
 # alone, and "this talk", "this setup", "this plugin note" (any thing, not a time), only at the end of
 # a clause
@@ -68,8 +73,9 @@ _OPEN_NOTE = (
     r"|p[aá]gina|libro|archivo|entrada)(?![\w-])"
     r"|(?:this|esto)(?=\s*(?:[?.!,;:)]|$))"
     rf"|this\s+(?!(?:{_TIMES})(?![\w-]))[^\W\d_]+(?:\s+(?:note|page|file))?(?=\s*(?:[?.!,;:)]|$))"
-    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I\s+have|I'm\s+in|I\s+am\s+in|that's|that\s+is)\s+open(?:\s+here)?(?![\w-])"
-    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|on|in|writing)(?![\w-])"
+    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I\s+have|that's|that\s+is)\s+open(?:\s+here)?(?![\w-])"
+    rf"|the\s+(?:[^\W\d_]+\s+)?{_THING}\s+(?:I'm|I\s+am)\s+(?:looking\s+at|reading|writing)(?![\w-])"
+    r"|the\s+(?:[^\W\d_]+\s+)?(?:note|page|file)\s+(?:I'm|I\s+am)\s+(?:in|on)(?:\s+(?:open|now))?(?![\w-])"
     r"|the\s+(?:open|current)\s+(?:note|page|file)(?![\w-])"
     r"|la\s+nota\s+(?:abierta|actual|que\s+tengo\s+abierta)(?![\w-])"
     r"|(?:diese[rmn]?|dieses)\s+(?:Notiz|Seite|Projekt|Projekts|Buch|Idee|Datei)(?![\w-])"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -67,18 +66,6 @@ def content_words(text: str) -> set[str]:
     if has_cjk(text):
         return {w for w in cjk_words(text) if (len(w) > 2 or has_cjk(w)) and w not in _STOPWORDS}
     return {w for w in (m.lower() for m in _WORD_RE.findall(text)) if len(w) > 2 and w not in _STOPWORDS}
-
-
-def seed_words(texts: Iterable[str], limit: int) -> list[str]:
-    """What a note is about as keywords: its content words of four letters or more (Chinese and
-    Japanese by their character pairs), those it uses most first, at most `limit`. Searched as BM25
-    keywords, the rarest of them weigh the most, so the note's own names and terms ("encrypt",
-    "Zotero", "spaced") find the notes that share them."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        words = cjk_words(text) if has_cjk(text) else (m.lower() for m in _WORD_RE.findall(text))
-        counts.update(w for w in words if (len(w) > 3 or has_cjk(w)) and not w.isdigit() and w not in _STOPWORDS)
-    return [word for word, _ in counts.most_common(limit)]
 
 
 _EDGE_PUNCTUATION = "¿?¡!.,;:\"'“”‘’()[]{}<>«»—–-…*_`"

@@ -20,7 +20,7 @@ from vask_server.adapters.sql import filters_to_where, sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import SIMPLE, keyword_text
 from vask_server.core.models import Hit
-from vask_server.core.retrieve import Filters, row_to_hit, seed_words
+from vask_server.core.retrieve import Filters, row_to_hit
 from vask_server.errors import IndexBroken, NotFound
 from vask_server.services.graph import LinkGraph, LinkGraphs
 
@@ -35,17 +35,12 @@ _PASSAGE_SHARE = 0.7
 # more: a plugin page "zotlit" for a note "Zotero 101", where a small embedding model sees little in
 # common. (Sample set: unlinked@10 0.592 -> 0.620; hub set 0.214 -> 0.286; 0.3 lost linked notes.)
 TITLE_WEIGHT = 0.2
-# The words the seed uses most (`seed_words`, at most _SEED_WORDS) as BM25 keywords, weighed so: a
-# guide on HIPAA finds the encryption plugins. (unlinked@10: hub 0.298 -> 0.321, second hub set
-# 0.500 -> 0.537, second sample set 0.628 -> 0.721, first sample set unchanged.)
-SEED_WORDS_WEIGHT = 0.1
-_SEED_WORDS = 100
 # The seed's passages a candidate is compared with, at most (spread over a long note).
 _SEED_PASSAGES = 16
 # Candidates: the rows closest to the seed as a whole (its passages' mean), and to the question's own
-# words when it has some, and the best matches of its title as keywords. Searching from each of the
-# seed's passages as well (up to 16 searches, 240 rows) found no more connections on either
-# connection set and made /v1/related 4-9x slower (docs/EVALUATION.md, "Connections").
+# words when it has some, and the best keyword matches of its title.
+# Searching from each of the seed's passages as well (up to 16 searches, 240 rows) found no more
+# connections on either connection set and made /v1/related 4-9x slower.
 _CANDIDATE_ROWS = 60
 _KEYWORD_ROWS = 30
 # A note that links to more than this many others is a list (a folder's index, "all plugins"): never
@@ -61,7 +56,9 @@ class Connected:
 
     path: str
     title: str
-    score: float  # what ranked it: how close it is to the seed (_PASSAGE_SHARE), + LINK_BONUS when linked
+    # what ranked it: how close it is to the seed (_PASSAGE_SHARE), + its title match's share
+    # (TITLE_WEIGHT), + LINK_BONUS when linked
+    score: float
     linked: str  # "links to" (the seed links to it), "linked from", "both", or "unlinked"
     passage: Hit  # its passage that connects
     seed_heading: str  # the seed's passage that passage is closest to
@@ -87,11 +84,14 @@ async def find_connections(
     if seed not in graph:
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
     seed_rows = await store.all_chunk_rows(
-        suffix, dimension, ["id", "heading", "vector", "text"], where=f"path = {sql_string(seed)} AND kind = 'chunk'"
+        suffix,
+        dimension,
+        ["id", "heading", "vector", "ordinal"],
+        where=f"path = {sql_string(seed)} AND kind = 'chunk'",
     )
+    seed_rows = seed_rows.sort_by("ordinal")  # in the note's order, so the passages kept spread over it
     seed_vectors = vector_matrix(seed_rows["vector"], dimension) if seed_rows.num_rows else np.zeros((0, dimension))
     seed_headings = seed_rows["heading"].to_pylist() if seed_rows.num_rows else []
-    seed_texts = [text or "" for text in seed_rows["text"].to_pylist()] if seed_rows.num_rows else []
     if len(seed_vectors) > _SEED_PASSAGES:  # a long note: passages spread over all of it
         keep = np.linspace(0, len(seed_vectors) - 1, _SEED_PASSAGES).round().astype(int)
         seed_vectors, seed_headings = seed_vectors[keep], [seed_headings[i] for i in keep]
@@ -106,44 +106,39 @@ async def find_connections(
         queries.append(centroid / (float(np.linalg.norm(centroid)) or 1.0))
     if question_vector is not None:
         queries.append(question_vector)
-    # Keywords, where a small embedding model sees little in common: the seed's name ("Zotero",
-    # "graph view") and the words it uses most ("encrypt", "HIPAA"). (A keyword search filtered to
-    # the other notes is cheap.)
-    title = graph.title(seed) or ""
-    keywords = [(TITLE_WEIGHT, title), (SEED_WORDS_WEIGHT, " ".join(seed_words(seed_texts, _SEED_WORDS)))]
-    searches = [
-        store.vector_search(
-            suffix,
-            dimension,
-            q,
-            _CANDIDATE_ROWS,
-            where,
-            with_vectors=True,
-            approximate_filter=True,
-            with_kind=not narrowed,
-        )
-        for q in queries
-    ]
-    found = await asyncio.gather(
-        *searches,
+    by_meaning = asyncio.gather(
         *(
-            _keyword_rows(store, suffix, dimension, keyword_text(words, keyword_terms), _others(seed, filters))
-            for _, words in keywords
-        ),
+            store.vector_search(
+                suffix,
+                dimension,
+                q,
+                _CANDIDATE_ROWS,
+                where,
+                with_vectors=True,
+                approximate_filter=True,
+                with_kind=not narrowed,
+            )
+            for q in queries
+        )
     )
+    # The seed's name as keywords, searched beside them: notes that name what the seed is about
+    # ("Zotero", "graph view") where a small embedding model sees little in common. (A keyword search
+    # filtered to the other notes is cheap.)
+    title = graph.title(seed) or ""
+    by_name = _keyword_matches(store, suffix, dimension, keyword_text(title, keyword_terms), _others(seed, filters))
+    near, named = await asyncio.gather(by_meaning, by_name)
     rows: dict[str, dict[str, Any]] = {
         row["id"]: row
-        for batch in found[: len(searches)]
+        for batch in near
         for row in batch
         if narrowed or (row["path"] != seed and row.pop("kind", "chunk") == "chunk")
     }
-    bonus: dict[str, float] = {}  # each keyword match's share of the best match, by its weight
-    for (weight, _), matches in zip(keywords, found[len(searches) :], strict=True):
-        top = max((float(r["score"]) for r in matches), default=0.0)
-        for row in matches:
-            if top > 0:
-                bonus[row["id"]] = bonus.get(row["id"], 0.0) + weight * float(row["score"]) / top
-            rows.setdefault(row["id"], row)
+    bonus: dict[str, float] = {}  # each title match's share of the best match, weighed
+    top = max((float(r["score"]) for r in named), default=0.0)
+    for row in named:
+        if top > 0:
+            bonus[row["id"]] = TITLE_WEIGHT * float(row["score"]) / top
+        rows.setdefault(row["id"], row)
     links = _links(graph, seed)
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
@@ -151,7 +146,9 @@ async def find_connections(
     return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, bonus, top_k)
 
 
-async def _keyword_rows(store: Store, suffix: str, dimension: int, words: str, where: str) -> list[dict[str, Any]]:
+async def _keyword_matches(store: Store, suffix: str, dimension: int, words: str, where: str) -> list[dict[str, Any]]:
+    """The passages (with their vectors) that best match `words` as BM25 keywords; none when there are
+    no words or the keyword index is broken."""
     if not words.strip():
         return []
     try:
