@@ -1,6 +1,7 @@
 """The search service against a real LanceDB and the fake Ollama: what the decline rule measures."""
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -347,19 +348,9 @@ async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_
         await services.indexer.sync()
         await services.searcher.warm()
         expected = await services.searcher.search(question, top_k=5, min_similarity=0.0)
-        store = services.store
         started: dict[str, float] = {}
         loop = asyncio.get_running_loop()
-
-        def noting(name: str, search: Any) -> Any:
-            async def wrapped(*args: Any, **kwargs: Any) -> Any:
-                started.setdefault(name, loop.time())
-                return await search(*args, **kwargs)
-
-            return wrapped
-
-        store.text_search = noting("keyword", store.text_search)  # type: ignore[method-assign]
-        store.vector_search = noting("vector", store.vector_search)  # type: ignore[method-assign]
+        _note_searches(services.store, lambda name, _: started.setdefault(name, loop.time()))
         fake_ollama.fake.delay = 0.5  # the model takes half a second to embed the question
         result = await services.searcher.search(question, top_k=5, min_similarity=0.0)
         assert started["vector"] - started["keyword"] >= 0.4  # (the vector search waits for the embedding)
@@ -392,22 +383,26 @@ async def test_with_the_model_down_the_keyword_search_already_under_way_answers_
 
 async def test_the_vector_list_is_shorter_than_the_keyword_list(fake_ollama, small_vault, settings_for):
     """A hybrid search asks for 30 rows by meaning and 50 by keywords (each row fewer is less for the
-    ANN index to re-rank and read), and more of each when more results are wanted."""
+    ANN index to re-rank and read), and for more by meaning when more results are wanted."""
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
-        store = services.store
         limits: dict[str, list[int]] = {"vector": [], "keyword": []}
-
-        def noting(name: str, search: Any) -> Any:
-            async def wrapped(*args: Any, **kwargs: Any) -> Any:
-                limits[name].append(args[3])  # (the limit)
-                return await search(*args, **kwargs)
-
-            return wrapped
-
-        store.text_search = noting("keyword", store.text_search)  # type: ignore[method-assign]
-        store.vector_search = noting("vector", store.vector_search)  # type: ignore[method-assign]
+        _note_searches(services.store, lambda name, args: limits[name].append(args[3]))  # (the limit)
         await services.searcher.search("sourdough starter", top_k=6, min_similarity=0.0)
         assert limits == {"vector": [30], "keyword": [50]}
         await services.searcher.search("sourdough starter", top_k=10, min_similarity=0.0)
         assert limits["vector"][-1] == 40  # four candidates a result wanted, at least
+
+
+def _note_searches(store: Any, note: Callable[[str, tuple[Any, ...]], object]) -> None:
+    """Calls `note("keyword" or "vector", the search's arguments)` as each of the store's searches starts."""
+
+    def noting(name: str, search: Any) -> Any:
+        async def wrapped(*args: Any, **kwargs: Any) -> Any:
+            note(name, args)
+            return await search(*args, **kwargs)
+
+        return wrapped
+
+    store.text_search = noting("keyword", store.text_search)
+    store.vector_search = noting("vector", store.vector_search)

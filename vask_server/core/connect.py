@@ -62,8 +62,8 @@ _TIMES = "|".join(
     )
 )
 # What "the … I have open" or "the … I'm reading" names: a note ("the plugin I have open", "the
-# snippet I'm reading"), not the vault, a folder or several files, which are open too. ("The team I'm on", "the course
-# I'm in" name none: with "in" and "on" only a note, page or file is the open note.)
+# snippet I'm reading"), not the vault, a folder or several files, which are open too. ("The team I'm
+# on", "the course I'm in" name none: with "in" and "on" only a note, page or file is the open note.)
 _THING = r"(?!(?:(?:vault|folder|window|app)s?|(?:file|note|page|tab)s)(?![\w-]))[^\W\d_]+"
 # "this note", "this project", "the note I have open", "esta nota", "este proyecto"; "this" and "esto"
 # alone, and "this talk", "this setup", "this plugin note" (any thing, not a time), only at the end of
