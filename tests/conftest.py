@@ -29,6 +29,16 @@ class RunningFake:
 def fake_ollama() -> Iterator[RunningFake]:
     """The fake runs on its own thread and loop, so both async tests and the synchronous CLI
     (which calls asyncio.run) can talk to it."""
+    yield from _running_fake()
+
+
+@pytest.fixture
+def other_fake() -> Iterator[RunningFake]:
+    """A second model server at another address (answers from another server than embeddings)."""
+    yield from _running_fake()
+
+
+def _running_fake() -> Iterator[RunningFake]:
     fake = FakeOllama()
     loop = asyncio.new_event_loop()
     ready = threading.Event()

@@ -91,6 +91,13 @@ class FakeOllama:
     fail_next: int = 0  # answer this many embed/chat calls with HTTP 500
     fail_rate: float = 0.0  # and this share of the others (seeded, so runs repeat)
     failures: int = 0
+    # A failure's body quotes the request's input, as a pydantic-style server's validation error does
+    # (the notes' text, the question): what vask must never repeat. Each such body is kept here.
+    echo_errors: bool = False
+    error_bodies: list[str] = field(default_factory=list)
+    fail_mid_answer: bool = False  # a chat stream sends one token, then an error line that quotes the input
+    # (path, Authorization header or "") of every request: which secret reached which server
+    authorizations: list[tuple[str, str]] = field(default_factory=list)
     delay: float = 0.0  # seconds added to every embed/chat call
     slow_next: int = 0  # this many embed/chat calls take `slow_seconds` (to outlast a client timeout)
     slow_seconds: float = 0.0
@@ -130,7 +137,13 @@ class FakeOllama:
         self.chat_requests.clear()
 
     def app(self) -> web.Application:
-        app = web.Application()
+        @web.middleware
+        async def record(request: web.Request, handler: Any) -> web.StreamResponse:
+            self.authorizations.append((request.path, request.headers.get("Authorization", "")))
+            response: web.StreamResponse = await handler(request)
+            return response
+
+        app = web.Application(middlewares=[record])
         app.router.add_get("/", self._root)
         app.router.add_get("/api/version", self._version)
         app.router.add_get("/api/tags", self._tags)
@@ -156,7 +169,9 @@ class FakeOllama:
     async def _ps(self, _: web.Request) -> web.Response:
         return web.json_response({"models": []})
 
-    async def _maybe_fail(self) -> web.Response | None:
+    async def _maybe_fail(self, given: Any = None) -> web.Response | None:
+        """A scripted failure (HTTP 500), or None. `given`: the request's input, which an echoing
+        failure quotes."""
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.slow_next > 0:
@@ -165,8 +180,15 @@ class FakeOllama:
         if self.fail_next > 0 or (self.fail_rate and self._rng.random() < self.fail_rate):
             self.fail_next = max(0, self.fail_next - 1)
             self.failures += 1
-            return web.json_response({"error": "fake failure"}, status=500)
+            return web.json_response({"error": self.error_text(given)}, status=500)
         return None
+
+    def error_text(self, given: Any) -> str:
+        if not self.echo_errors:
+            return "fake failure"
+        text = f"cannot process input {json.dumps(given, ensure_ascii=False)}"
+        self.error_bodies.append(text)
+        return text
 
     @staticmethod
     def _missing(model: str) -> web.Response:
@@ -193,7 +215,7 @@ class FakeOllama:
         model = str(body.get("model", "")).removesuffix(":latest")
         if model not in self.embed_models:
             return self._missing(model)
-        failure = await self._maybe_fail()
+        failure = await self._maybe_fail(body.get("input"))
         if failure is not None:
             return failure
         inputs = body.get("input", "")
@@ -222,7 +244,7 @@ class FakeOllama:
         model = str(body.get("model", "")).removesuffix(":latest")
         if model not in self.chat_models:
             return self._missing(model)
-        failure = await self._maybe_fail()
+        failure = await self._maybe_fail(body.get("messages"))
         if failure is not None:
             return failure
         self.chat_calls += 1
@@ -250,6 +272,11 @@ class FakeOllama:
                     "done": False,
                 }
                 await response.write((json.dumps(line) + "\n").encode())
+                if self.fail_mid_answer:
+                    error = {"error": self.error_text(body.get("messages"))}
+                    await response.write((json.dumps(error) + "\n").encode())
+                    await response.write_eof()
+                    return response
                 if self.token_delay:
                     await asyncio.sleep(self.token_delay)
             final = {

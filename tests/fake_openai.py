@@ -53,7 +53,12 @@ def add_openai_routes(app: web.Application, fake: FakeOllama) -> None:
         model = str(body.get("model", ""))
         if model not in known:
             return body, _error(404, f"The model `{model}` does not exist.", "invalid_request_error")
-        if await fake._maybe_fail() is not None:
+        given = body.get("input", body.get("messages"))
+        if await fake._maybe_fail(given) is not None:
+            if fake.echo_errors:  # (as FastAPI answers a request its pydantic model refuses)
+                detail = [{"type": "value_error", "loc": ["body"], "msg": "invalid", "input": given}]
+                fake.error_bodies.append(json.dumps(detail, ensure_ascii=False))
+                return body, web.json_response({"detail": detail}, status=422)
             return body, _error(500, "fake failure", "server_error")
         return body, None
 
@@ -101,6 +106,11 @@ def add_openai_routes(app: web.Application, fake: FakeOllama) -> None:
                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
                 }
                 await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if fake.fail_mid_answer:
+                    error = {"error": {"message": fake.error_text(body.get("messages")), "type": "server_error"}}
+                    await response.write(f"data: {json.dumps(error)}\n\n".encode())
+                    await response.write_eof()
+                    return response
                 if fake.token_delay:
                     await asyncio.sleep(fake.token_delay)
             await response.write(b"data: [DONE]\n\n")

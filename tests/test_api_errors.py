@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tests.web_helpers import Api, running_app
 from vask_server.adapters.gateway import PullProgress
+from vask_server.adapters.token import add_device
 from vask_server.errors import http_errors
 from vask_server.web import routes
 from vask_server.web.keys import SERVICES
@@ -106,6 +107,10 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         await seen.expect_event(api, {"question": "sourdough"}, "ollama_error")
         await seen.expect_event(api, {"question": "sourdough starter", "chat_model": "llama9:400b"}, "model_missing")
         await seen.expect(api, "POST", "/v1/models/pull", "bad_request", json={"model": "not a name"})
+        other_registry = {"model": "registry.evil.example/ns/m:tag"}
+        await seen.expect(api, "POST", "/v1/models/pull", "registry_not_allowed", json=other_registry)
+        phone = {"Authorization": f"Bearer {add_device(tmp_path / 'index', 'phone')}"}
+        await seen.expect(api, "POST", "/v1/models/pull", "device_not_allowed", json={"model": "x"}, headers=phone)
         await seen.expect_event(api, {"model": "llama9:400b"}, "ollama_error", path="/v1/models/pull")  # (unknown)
         fake_ollama.fake.pull_fail_after = 2  # Ollama stops half-way
         await seen.expect_event(api, {"model": "fake-chat-2"}, "ollama_error", path="/v1/models/pull")

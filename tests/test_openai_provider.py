@@ -68,7 +68,7 @@ async def test_the_api_key_is_sent_and_never_shown_logged_or_kept(fake_ollama, v
             health = await (await api.get("/v1/health")).json()
             assert status["notes"] > 40
         assert KEY not in json.dumps(status) + json.dumps(health)
-        assert status["servers"]["api_key"] == "set" and status["servers"]["embed"]["provider"] == "openai"
+        assert status["servers"]["embed"] == {"provider": "openai", "url": f"{fake_ollama.url}/v1", "api_key": "set"}
         index_files = [p for p in settings.resolved_index_dir().rglob("*") if p.is_file()]
         assert index_files and not any(KEY.encode() in p.read_bytes() for p in index_files)
         assert KEY not in caplog.text
@@ -115,7 +115,11 @@ async def test_a_missing_model_a_busy_server_and_a_failing_one(fake_ollama):
         fake_ollama.fake.fail_next = 3
         with pytest.raises(OllamaFailed) as failed:
             await gateway.embed(EMBED_MODEL, ["x"])
-        assert "HTTP 500" in failed.value.message and "fake failure" in failed.value.message
+        # (the status and the server named; its own text never: it can quote the input)
+        assert failed.value.message == f"HTTP 500 from the OpenAI-compatible server at {fake_ollama.url}/v1 " + (
+            f"(embeddings with '{EMBED_MODEL}')"
+        )
+        assert "fake failure" not in failed.value.message + failed.value.hint
         fake_ollama.fake.fail_next = 0
         text = "".join([part async for part in gateway.chat_stream(CHAT_MODEL, [{"role": "user", "content": "hi"}])])
         assert text

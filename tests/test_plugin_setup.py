@@ -53,7 +53,9 @@ async def test_a_name_ollama_does_not_know_ends_the_stream_with_an_error(fake_ol
         events = await pull_events(api, {"model": "no-such-model:7b"})
     assert events[0]["type"] == "progress"
     assert events[-1]["type"] == "error" and events[-1]["code"] == "ollama_error"
-    assert "file does not exist" in events[-1]["message"] and events[-1]["hint"]
+    # (Ollama's words recognised, said in vask's: its own text is never repeated)
+    assert events[-1]["message"] == "Ollama could not pull 'no-such-model:7b': the registry has no model by that name"
+    assert events[-1]["hint"]
 
 
 async def test_a_pull_that_stops_half_way_is_not_called_done(fake_ollama, small_vault, settings_for):
@@ -105,7 +107,10 @@ async def test_the_doctor_endpoint_serves_the_cli_checklist(cli_env, fake_ollama
     port = next(c for c in served["checks"] if c["name"] == "port")
     assert port["ok"] and "`vask serve` answers at http://127.0.0.1:" in port["detail"]
     for check in served["checks"]:
-        assert set(check) == {"name", "ok", "detail", "fix", "required"}
+        assert set(check) == {"name", "level", "ok", "detail", "fix"}
+        assert check["level"] in ("ok", "info", "warn", "fail") and check["ok"] == (check["level"] != "fail")
+    assert {c["name"]: c["level"] for c in served["checks"]}["Obsidian plugin"] == "info"
+    assert served["level"] == printed["level"] == "info"
     assert TOKEN not in json.dumps(served)
 
 
@@ -114,7 +119,8 @@ async def test_the_doctor_endpoint_says_what_is_missing_with_its_fix(fake_ollama
         served = await (await api.get("/v1/doctor")).json()
     assert served["ok"] is False
     chat = next(c for c in served["checks"] if c["name"] == "chat model")
-    assert not chat["ok"] and "`ollama pull fake-chat-2`" in chat["fix"]
+    assert chat["level"] == "fail" and not chat["ok"] and "`ollama pull fake-chat-2`" in chat["fix"]
+    assert served["level"] == "fail"
 
 
 # --- pairing: a real `vask serve` process ---------------------------------------------------------------

@@ -60,6 +60,7 @@ BAD_VALUES = {
     "openai_base_url": ["localhost:1234", "ftp://127.0.0.1/v1", "http://:8000/v1", "http://127.0.0.1:99999/v1"],
     "chat_base_url": ["gpu-box:8000"],
     "openai_api_key": ["secret-value with spaces"],
+    "chat_api_key": ["secret-value with\ttab"],
     "ollama_host": ["ftp://127.0.0.1:11434", "127.0.0.1:99999", "http://", "http://no host"],
     "embed_model": ["two words"],
     "chat_model": [" "],
@@ -89,6 +90,7 @@ BAD_VALUES = {
     "max_pdf_bytes": ["0"],
     "pdf_timeout": ["0", "-1"],
     "keyword_tokenizer": ["chinese", "ngram"],
+    "pull_registries": ["hf.co,https://hf.co", "registry example"],
 }
 
 

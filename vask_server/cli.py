@@ -24,7 +24,7 @@ from vask_server.errors import VaskError
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
 COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval", "doctor", "pause", "resume")
-DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed (each is printed with its fix)
+DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed, something stops vask (each printed with its fix)
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
 # the same, and a test holds the two together). Every setting can also come from the environment.
@@ -55,7 +55,7 @@ _INDEXING = (
     "keyword_tokenizer",
 )
 _RETRIEVAL = ("top_k", "min_similarity", "decline_sigmas")
-_ANSWERS = ("chat_model", "chat_context", "chat_provider", "chat_base_url")
+_ANSWERS = ("chat_model", "chat_context", "chat_provider", "chat_base_url", "chat_api_key")
 FLAGS: dict[str, tuple[str, ...]] = {
     "index": (*_EVERY, *_OLLAMA, *_INDEXING),
     "ask": (*_EVERY, *_OLLAMA, *_RETRIEVAL, *_ANSWERS),
@@ -369,7 +369,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
-    from vask_server.services.doctor import healthy, report, run_checks
+    from vask_server.services.doctor import healthy, report, run_checks, worst
 
     checks = await run_checks(settings)
     ok = healthy(checks)
@@ -377,12 +377,20 @@ async def _doctor(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(report(checks), ensure_ascii=False, indent=2))
     else:
         for check in checks:
-            mark = "ok " if check.ok else ("!! " if check.required else "-- ")
-            print(f"{mark} {check.name}: {check.detail}")
-            if not check.ok and check.fix:
-                print(f"    fix: {check.fix}")
-        print("All is well." if ok else "Fix the lines marked !! above, then run `vask doctor` again.")
+            print(f"{_DOCTOR_MARKS[check.level]} {check.name}: {check.detail}")
+            if check.level != "ok" and check.fix:
+                print(f"      {'see' if check.level == 'info' else 'fix'}: {check.fix}")
+        if not ok:
+            print("Fix the lines marked FAIL above, then run `vask doctor` again.")
+        elif worst(checks) == "warn":
+            print("Nothing stops vask; the lines marked warn say what would make it work better.")
+        else:
+            print("All is well.")
     return 0 if ok else DOCTOR_FOUND_PROBLEMS
+
+
+# `vask doctor`'s mark for each level, one width, so that the names line up
+_DOCTOR_MARKS = {"ok": "ok   ", "info": "info ", "warn": "warn ", "fail": "FAIL "}
 
 
 if __name__ == "__main__":

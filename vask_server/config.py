@@ -14,21 +14,23 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vask_server.errors import ConfigError
-from vask_server.settings import SETTINGS, Settings, SettingSpec, default_index_dir
+from vask_server.settings import SETTINGS, ServerAccess, Settings, SettingSpec, default_index_dir, same_server
 
-# Settings, SETTINGS, SettingSpec and default_index_dir are declared in vask_server/settings.py; the
-# rest of vask imports them from here, beside what reads and checks them.
+# Settings, SETTINGS, SettingSpec, ServerAccess, same_server and default_index_dir are declared in
+# vask_server/settings.py; the rest of vask imports them from here, beside what reads and checks them.
 __all__ = [
     "CHECKED_WHERE_USED",
     "KEYWORD_TOKENIZERS",
     "LOG_LEVELS",
     "PROVIDERS",
     "SETTINGS",
+    "ServerAccess",
     "SettingSpec",
     "Settings",
     "default_index_dir",
     "header_dict",
     "load_settings",
+    "same_server",
     "validate",
 ]
 
@@ -192,9 +194,11 @@ _RULES: dict[str, Rule] = {
         _web_url(value, "a server's address, such as http://gpu-box:8000/v1") if value else None
     ),
     "openai_api_key": lambda value: "must not hold spaces or line breaks" if any(c.isspace() for c in value) else None,
+    "chat_api_key": lambda value: "must not hold spaces or line breaks" if any(c.isspace() for c in value) else None,
     "ollama_host": _ollama_url,
     "ollama_headers": _header_lines,
     "allowed_hosts": _host_names,
+    "pull_registries": _host_names,
     "embed_model": _model_name,
     "chat_model": _model_name,
     "chat_context": _at_least(2048),

@@ -94,6 +94,18 @@ class ForbiddenOrigin(VaskError):
     summary = "CORS preflight from an origin other than Obsidian's"
 
 
+class DeviceNotAllowed(VaskError):
+    code = "device_not_allowed"
+    status = 403
+    summary = "Only the default device's token (the computer vask runs on) may do this: download a model"
+
+
+class RegistryNotAllowed(VaskError):
+    code = "registry_not_allowed"
+    status = 403
+    summary = "The model's name points at a registry other than Ollama's that VASK_PULL_REGISTRIES does not name"
+
+
 class NotFound(VaskError):
     code = "not_found"
     status = 404

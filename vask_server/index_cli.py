@@ -8,7 +8,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vask_server.config import Settings
 from vask_server.core.progress import SyncProgress, describe_eta
@@ -93,9 +93,13 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     if status["language"]["advice"]:
         print(f"language:   {status['language']['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
-    key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
-    answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"
-    print(f"servers:    embeddings {embed['provider']} at {embed['url']}; answers {answers}{key}")
+
+    def server(entry: dict[str, Any]) -> str:
+        key = f" (API key {entry['api_key']})" if "api_key" in entry else ""
+        return f"{entry['provider']} at {entry['url']}{key}"
+
+    answers = "the same" if chat == embed else server(chat)
+    print(f"servers:    embeddings {server(embed)}; answers {answers}")
     excluded = status.get("excluded") or {}
     if excluded:
         rules = "; ".join(f"{count} by {rule}" for rule, count in excluded.items())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -35,6 +36,7 @@ class Settings:
     openai_api_key: str = field(default="", repr=False)
     chat_provider: str = ""
     chat_base_url: str = ""
+    chat_api_key: str = field(default="", repr=False)
     embed_model: str = "mxbai-embed-large"
     chat_model: str = "qwen2.5:14b"
     chat_context: int = 8192
@@ -64,6 +66,7 @@ class Settings:
     max_pdf_bytes: int = 50_000_000
     pdf_timeout: float = 30.0
     keyword_tokenizer: str = "auto"
+    pull_registries: tuple[str, ...] = ()
 
     def embed_server(self) -> tuple[str, str]:
         """(provider, address) of the server embeddings come from."""
@@ -74,6 +77,41 @@ class Settings:
         provider = self.chat_provider or self.provider
         default = self.ollama_host if provider == "ollama" else self.openai_base_url
         return provider, self.chat_base_url or default
+
+    def embed_access(self) -> ServerAccess:
+        """The embeddings' server with what it is sent: VASK_OPENAI_API_KEY or VASK_OLLAMA_HEADERS,
+        each given for its own address (VASK_OPENAI_BASE_URL, OLLAMA_HOST)."""
+        provider, address = self.embed_server()
+        if provider == "openai":
+            return ServerAccess(provider, address, api_key=self.openai_api_key, key_setting="VASK_OPENAI_API_KEY")
+        return ServerAccess(provider, address, headers=self.ollama_headers, key_setting="VASK_OLLAMA_HEADERS")
+
+    def chat_access(self) -> ServerAccess:
+        """The answers' server with what it is sent. A secret goes only to the server it was given for:
+        VASK_CHAT_API_KEY to the answers' server; VASK_OPENAI_API_KEY (VASK_OLLAMA_HEADERS) only when the
+        answers come from VASK_OPENAI_BASE_URL (OLLAMA_HOST) itself, and then VASK_CHAT_API_KEY, when set,
+        is sent instead of the key. An answers' server at another address gets VASK_CHAT_API_KEY or nothing."""
+        provider, address = self.chat_server()
+        headers: tuple[str, ...]
+        if provider == "openai":
+            home = same_server(address, self.openai_base_url, provider)
+            own_key, headers, own_setting = self.openai_api_key, (), "VASK_OPENAI_API_KEY"
+        else:
+            home = same_server(address, self.ollama_host, provider)
+            own_key, headers, own_setting = "", self.ollama_headers, "VASK_OLLAMA_HEADERS"
+        if not home:
+            own_key, headers = "", ()
+        setting = "VASK_CHAT_API_KEY" if self.chat_api_key or not home else own_setting
+        return ServerAccess(provider, address, self.chat_api_key or own_key, headers, setting)
+
+    def unsent_openai_key(self) -> bool:
+        """VASK_OPENAI_API_KEY is set but sent nowhere, while the answers come from an OpenAI-compatible
+        server at another address that is sent no key: the set-up in which that key once went to the
+        answers' server, which now takes VASK_CHAT_API_KEY."""
+        (provider, address), (chat_provider, chat_address) = self.embed_server(), self.chat_server()
+        used = provider == "openai" and same_server(address, self.openai_base_url, provider)
+        chat_elsewhere = chat_provider == "openai" and not same_server(chat_address, self.openai_base_url, "openai")
+        return bool(self.openai_api_key) and not self.chat_api_key and not used and chat_elsewhere
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -102,6 +140,40 @@ class Settings:
         if self.index_dir is not None:
             return self.index_dir.expanduser().resolve()
         return default_index_dir(self.require_vault())
+
+
+@dataclass(frozen=True)
+class ServerAccess:
+    """A model server, by API and address, and the secrets it is sent (kept out of any repr)."""
+
+    provider: str  # "ollama" or "openai"
+    address: str
+    api_key: str = field(default="", repr=False)  # sent as `Authorization: Bearer`; "" sends none
+    headers: tuple[str, ...] = field(default=(), repr=False)  # VASK_OLLAMA_HEADERS' 'Name: value' lines
+    key_setting: str = ""  # the setting a refusal's hint names (VASK_CHAT_API_KEY, ...)
+
+
+def server_address(address: str, provider: str) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path) of a model server's address, with the defaults its client fills in
+    (Ollama's: http and port 11434 when the address has no scheme), to tell whether two are one."""
+    text = address.strip()
+    if "://" not in text:
+        text = f"http://{text}"
+        default_port: int | None = 11434 if provider == "ollama" else 80
+    else:
+        default_port = None
+    try:
+        split = urllib.parse.urlsplit(text)
+        port = split.port
+    except ValueError:
+        return ("", text, None, "")  # (not an address: equal only to itself)
+    scheme = split.scheme.lower()
+    port = port or default_port or {"http": 80, "https": 443}.get(scheme)
+    return scheme, (split.hostname or "127.0.0.1").lower(), port, split.path.rstrip("/")
+
+
+def same_server(first: str, second: str, provider: str) -> bool:
+    return server_address(first, provider) == server_address(second, provider)
 
 
 # The defaults, read from the dataclass: the one place they are written (and type-checked).
@@ -197,8 +269,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "VASK_OLLAMA_HEADERS",
         "--ollama-headers",
         _list,
-        "Headers sent with every request to Ollama, for a reverse proxy's authentication, as 'Name: value' "
-        "(comma-separated; the flag can be repeated). Never logged or shown.",
+        "Headers sent with every request to Ollama at OLLAMA_HOST (not to an answers' server at another "
+        "address), for a reverse proxy's authentication, as 'Name: value' (comma-separated; the flag can "
+        "be repeated). Never logged or shown.",
         secret=True,
     ),
     SettingSpec(
@@ -214,8 +287,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "VASK_OPENAI_API_KEY",
         "--openai-api-key",
         _text,
-        "API key for the OpenAI-compatible server, when it asks for one (vLLM --api-key); none is sent "
-        "when empty. Never logged, shown or written to the index.",
+        "API key of the OpenAI-compatible server at VASK_OPENAI_BASE_URL, when it asks for one (vLLM "
+        "--api-key): sent to that address only; none is sent when empty. Never logged, shown or written "
+        "to the index.",
         secret=True,
     ),
     SettingSpec(
@@ -232,6 +306,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _text,
         "The answers' server when it is another one than the embeddings': an Ollama host, or an "
         "OpenAI-compatible base URL with /v1 (empty: OLLAMA_HOST or VASK_OPENAI_BASE_URL, by provider).",
+    ),
+    SettingSpec(
+        "chat_api_key",
+        "VASK_CHAT_API_KEY",
+        "--chat-api-key",
+        _text,
+        "API key of the answers' server, sent with answer requests only (as `Authorization: Bearer`). An "
+        "answers' server at another address than VASK_OPENAI_BASE_URL gets this key or none, never "
+        "VASK_OPENAI_API_KEY. Never logged, shown or written to the index.",
+        secret=True,
     ),
     SettingSpec(
         "embed_model",
@@ -408,6 +492,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "How keyword search cuts text into terms: simple (at spaces and punctuation), cjk (Chinese and "
         "Japanese also into character pairs; other words whole), or auto (cjk when the notes hold Chinese "
         "or Japanese, detected when the index is built). A change rebuilds the keyword index.",
+    ),
+    SettingSpec(
+        "pull_registries",
+        "VASK_PULL_REGISTRIES",
+        "--pull-registries",
+        _list,
+        "Registries besides Ollama's own (registry.ollama.ai, ollama.com) that POST /v1/models/pull may "
+        "download from, by host, such as hf.co (comma-separated; the flag can be repeated). Names without a "
+        "host are Ollama's.",
     ),
 )
 

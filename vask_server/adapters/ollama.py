@@ -23,6 +23,7 @@ import ollama
 
 from vask_server.adapters.gateway import PullProgress
 from vask_server.core.embed_prompts import prompts_for
+from vask_server.core.server_errors import SERVER_LOG_HINT, known_pull_reason, known_reason, with_reason
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def _chain_text(exc: BaseException) -> str:
 
 def describe_failure(exc: BaseException) -> str:
     """Why a request to a model server failed, in a few words a person can act on."""
+    if isinstance(exc, ollama.ResponseError):  # (it answered: its text is never repeated)
+        return f"it answered HTTP {exc.status_code}"
     text = _chain_text(exc)
     lowered = text.lower()
     if "certificate" in lowered or "ssl" in lowered or "tls" in lowered:
@@ -82,7 +85,12 @@ def describe_failure(exc: BaseException) -> str:
 
 
 def _is_missing_model(exc: ollama.ResponseError) -> bool:
-    return exc.status_code == 404 or "not found" in str(exc.error).lower()
+    return exc.status_code == 404 or "not found" in _error_text(exc).lower()
+
+
+def _error_text(exc: ollama.ResponseError) -> str:
+    """The server's error text, to recognise (core/server_errors.py), never to repeat."""
+    return str(exc.error or "")
 
 
 class OllamaGateway:
@@ -99,9 +107,11 @@ class OllamaGateway:
         retries: int = 4,
         backoff: float = 0.5,
         headers: Mapping[str, str] | None = None,
+        key_setting: str = "VASK_OLLAMA_HEADERS",
         client: ollama.AsyncClient | None = None,
     ) -> None:
         self.host = display_host(host)
+        self.key_setting = key_setting  # what a proxy's refusal tells the user to set
         self.retries = retries
         self.backoff = backoff
         # https is verified against the system's CA store (or SSL_CERT_FILE, for a private CA)
@@ -115,6 +125,11 @@ class OllamaGateway:
     def _saw(self, reachable: bool) -> None:
         self.reachable, self.contacted = reachable, time.monotonic()
 
+    def _credentials_hint(self) -> str:
+        if self.key_setting == "VASK_CHAT_API_KEY":
+            return "Set VASK_CHAT_API_KEY to the key it expects (sent as 'Authorization: Bearer'), or check it."
+        return "Set the headers it expects with VASK_OLLAMA_HEADERS ('Name: value'), or check them."
+
     async def close(self) -> None:
         await self._client._client.aclose()
 
@@ -127,15 +142,18 @@ class OllamaGateway:
                 if exc.status_code in _PROXY_REFUSED:
                     raise OllamaFailed(
                         f"{self.host} refused the Ollama {what} request (HTTP {exc.status_code}).",
-                        "Ollama itself asks for no password: a reverse proxy in front of it did. Set the headers "
-                        "it expects with VASK_OLLAMA_HEADERS ('Name: value'), or check them.",
+                        "Ollama itself asks for no password: a reverse proxy in front of it did. "
+                        + self._credentials_hint(),
                     ) from None
                 if _is_missing_model(exc):
                     raise ModelMissing(model, self.host) from None
                 if exc.status_code not in _TRANSIENT_STATUS or attempt == self.retries:
                     raise OllamaFailed(
-                        f"Ollama {what} with '{model}' at {self.host} failed: {exc.error} (HTTP {exc.status_code})",
-                        "Check the Ollama server log; the request is retried on the next sync.",
+                        with_reason(
+                            f"HTTP {exc.status_code} from Ollama at {self.host} ({what} with '{model}')",
+                            known_reason(_error_text(exc)),
+                        ),
+                        f"{SERVER_LOG_HINT} The request is retried on the next sync.",
                     ) from None
                 reason = f"HTTP {exc.status_code}"
             except (ConnectionError, httpx.TransportError) as exc:
@@ -186,7 +204,12 @@ class OllamaGateway:
                 if part.message.content:
                     yield part.message.content
         except ollama.ResponseError as exc:
-            raise OllamaFailed(f"Ollama chat with '{model}' at {self.host} failed mid-answer: {exc.error}") from None
+            raise OllamaFailed(
+                with_reason(
+                    f"Ollama at {self.host} stopped the answer with '{model}' half-way", known_reason(_error_text(exc))
+                ),
+                SERVER_LOG_HINT,
+            ) from None
         except (ConnectionError, httpx.TransportError) as exc:
             self._saw(False)
             raise OllamaUnavailable(self.host, describe_failure(exc)) from None
@@ -220,8 +243,15 @@ class OllamaGateway:
                 yield PullProgress(last, part.completed, part.total)
         except ollama.ResponseError as exc:
             self._saw(True)
+            if exc.status_code in _PROXY_REFUSED:
+                raise OllamaFailed(
+                    f"{self.host} refused the pull of '{model}' (HTTP {exc.status_code}).",
+                    "Ollama itself asks for no password: a reverse proxy in front of it did. "
+                    + self._credentials_hint(),
+                ) from None
+            status = f" (HTTP {exc.status_code})" if exc.status_code > 0 else ""
             raise OllamaFailed(
-                f"Ollama could not pull '{model}': {exc.error}",
+                with_reason(f"Ollama could not pull '{model}'{status}", known_pull_reason(_error_text(exc))),
                 "Check the name (https://ollama.com/library lists the models), and Ollama's free disk space and log.",
             ) from None
         except (ConnectionError, httpx.TransportError) as exc:

@@ -21,6 +21,7 @@ import httpx
 
 from vask_server.adapters.gateway import PullProgress
 from vask_server.adapters.ollama import describe_failure, display_host
+from vask_server.core.server_errors import SERVER_LOG_HINT, known_reason, with_reason
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable, PullUnsupported
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class OpenAIGateway:
         base_url: str,
         *,
         api_key: str = "",
+        key_setting: str = "VASK_OPENAI_API_KEY",
         timeout: float = 120.0,
         retries: int = 4,
         backoff: float = 0.5,
@@ -61,6 +63,7 @@ class OpenAIGateway:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.host = display_host(self.base_url)
+        self.key_setting = key_setting  # what a refusal tells the user to set
         self.retries = retries
         self.backoff = backoff
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -85,7 +88,7 @@ class OpenAIGateway:
                 if status in (401, 403):
                     raise OllamaFailed(
                         f"{SERVER} at {self.host} refused the request (HTTP {status}): a wrong or missing API key.",
-                        "Set VASK_OPENAI_API_KEY to the key the server was started with (vLLM's --api-key, "
+                        f"Set {self.key_setting} to the key the server was started with (vLLM's --api-key, "
                         "LM Studio's or the proxy's); it is never shown.",
                     ) from None
                 if status == 404 or _says_no_model(response):
@@ -94,9 +97,12 @@ class OpenAIGateway:
                 if status not in _TRANSIENT_STATUS or attempt == self.retries or wait > _MAX_RETRY_AFTER:
                     busy = f" and asked to wait {wait:.0f} s" if status == 429 and wait else ""
                     raise OllamaFailed(
-                        f"{SERVER} at {self.host} answered the {what} request with '{model}' with HTTP {status}"
-                        f"{busy}: {_error_text(response)}",
-                        "Check the server's log; the request is retried on the next sync.",
+                        with_reason(
+                            f"HTTP {status} from {SERVER[0].lower()}{SERVER[1:]} at {self.host} ({what} with '{model}')"
+                            f"{busy}",
+                            known_reason(_error_text(response)),
+                        ),
+                        f"{SERVER_LOG_HINT} The request is retried on the next sync.",
                     ) from None
                 reason = f"HTTP {status}"
                 delay = wait or min(8.0, self.backoff * (2**attempt)) * (0.75 + random.random() / 2)
@@ -171,7 +177,13 @@ class OpenAIGateway:
                 except ValueError:
                     continue
                 if "error" in event:
-                    raise OllamaFailed(f"{SERVER} at {self.host} failed mid-answer: {_message(event['error'])}")
+                    raise OllamaFailed(
+                        with_reason(
+                            f"{SERVER} at {self.host} stopped the answer with '{model}' half-way",
+                            known_reason(_message(event["error"])),
+                        ),
+                        SERVER_LOG_HINT,
+                    )
                 for choice in event.get("choices") or ():
                     text = (choice.get("delta") or {}).get("content")
                     if text:
@@ -195,9 +207,8 @@ class OpenAIGateway:
         self._saw(True)
         if response.status_code >= 400:
             raise OllamaFailed(
-                f"{SERVER} at {self.host} did not list its models "
-                f"(HTTP {response.status_code}): {_error_text(response)}",
-                "Check VASK_OPENAI_API_KEY and the server's log.",
+                f"{SERVER} at {self.host} did not list its models (HTTP {response.status_code})",
+                f"Check {self.key_setting} and the server's log.",
             )
         try:
             return sorted({str(item["id"]) for item in response.json().get("data", [])})
@@ -248,6 +259,7 @@ def _says_no_model(response: httpx.Response) -> bool:
 
 
 def _error_text(response: httpx.Response) -> str:
+    """The server's error message, to recognise (core/server_errors.py), never to repeat."""
     try:
         body = response.json()
     except ValueError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,13 +16,20 @@ from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
-from vask_server.config import Settings, header_dict
+from vask_server.config import ServerAccess, Settings, header_dict
 from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
 from vask_server.services.ranking import RetrievalConfig
 from vask_server.services.search import Searcher
+
+log = logging.getLogger(__name__)
+
+UNSENT_OPENAI_KEY = (
+    "VASK_OPENAI_API_KEY is set, but no request goes to VASK_OPENAI_BASE_URL, so it is sent nowhere; the "
+    "answers' server at VASK_CHAT_BASE_URL is sent no key: give it its own with VASK_CHAT_API_KEY."
+)
 
 
 @dataclass
@@ -44,29 +52,42 @@ class Services:
             await self.chat_gateway.close()
 
 
-def make_gateway(settings: Settings, provider: str, address: str) -> ModelGateway:
-    """The gateway to `address`, speaking `provider`'s API, with the settings' timeout and retries."""
-    if provider == "openai":
+def make_gateway(settings: Settings, access: ServerAccess) -> ModelGateway:
+    """The gateway to `access`'s server, speaking its API, sent its secrets only, with the settings'
+    timeout and retries."""
+    if access.provider == "openai":
         return OpenAIGateway(
-            address, api_key=settings.openai_api_key, timeout=settings.ollama_timeout, retries=settings.ollama_retries
+            access.address,
+            api_key=access.api_key,
+            key_setting=access.key_setting,
+            timeout=settings.ollama_timeout,
+            retries=settings.ollama_retries,
         )
+    headers = header_dict(access.headers)
+    if access.api_key:
+        headers["Authorization"] = f"Bearer {access.api_key}"
     return OllamaGateway(
-        address,
+        access.address,
         timeout=settings.ollama_timeout,
         retries=settings.ollama_retries,
-        headers=header_dict(settings.ollama_headers),
+        headers=headers,
+        key_setting=access.key_setting,
     )
+
+
+def model_gateways(settings: Settings, gateway: ModelGateway | None = None) -> tuple[ModelGateway, ModelGateway]:
+    """(embeddings, answers): one object when both come from one server sent the same secrets."""
+    embed_access, chat_access = settings.embed_access(), settings.chat_access()
+    embeds = gateway or make_gateway(settings, embed_access)
+    return embeds, embeds if chat_access == embed_access else make_gateway(settings, chat_access)
 
 
 async def build_services(settings: Settings, *, gateway: ModelGateway | None = None) -> Services:
     vault_root = settings.require_vault()
     index_dir = settings.resolved_index_dir()
-    gateway = gateway or make_gateway(settings, *settings.embed_server())
-    chat_gateway = (
-        gateway
-        if settings.chat_server() == settings.embed_server()
-        else make_gateway(settings, *settings.chat_server())
-    )
+    if settings.unsent_openai_key():
+        log.warning(UNSENT_OPENAI_KEY)
+    gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir)
     vault = Vault(vault_root)
     embedder = Embedder(
@@ -152,11 +173,17 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
 
 
 def servers(services: Services) -> dict[str, Any]:
-    """The model servers embeddings and answers come from, and whether an API key is set (never it)."""
+    """The model servers embeddings and answers come from, and for each whether an API key is sent to
+    it (never the key): `api_key` is given for an OpenAI-compatible server, and for Ollama when
+    VASK_CHAT_API_KEY is sent to it."""
     settings = services.settings
-    used = {services.gateway.provider, services.chat_gateway.provider}
-    return {
-        "embed": {"provider": services.gateway.provider, "url": services.gateway.host},
-        "chat": {"provider": services.chat_gateway.provider, "url": services.chat_gateway.host},
-        **({"api_key": "set" if settings.openai_api_key else "not set"} if "openai" in used else {}),
-    }
+    described: dict[str, Any] = {}
+    for role, gateway, access in (
+        ("embed", services.gateway, settings.embed_access()),
+        ("chat", services.chat_gateway, settings.chat_access()),
+    ):
+        entry: dict[str, Any] = {"provider": gateway.provider, "url": gateway.host}
+        if gateway.provider == "openai" or access.api_key:
+            entry["api_key"] = "set" if access.api_key else "not set"
+        described[role] = entry
+    return described

@@ -1,5 +1,10 @@
 """`vask doctor`: every check between a fresh install and a first answer, each problem with the command
-that fixes it. Reads and asks; changes nothing (no index is built, no model pulled)."""
+that fixes it. Reads and asks; changes nothing (no index is built, no model pulled).
+
+Each check has a level: `ok`; `info`, said with a pointer, nothing wrong (no plugin in a vault used from
+the command line); `warn`, vask works but something would make it work better or is a step still to
+take (an index not built yet or behind, a port another program holds); `fail`, what stops vask from
+working (no model server, a model missing, no vault). Only a `fail` makes `vask doctor` exit 3."""
 
 from __future__ import annotations
 
@@ -8,12 +13,13 @@ import contextlib
 import json
 import socket
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from vask_server import __version__
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import read_meta
+from vask_server.adapters.ollama import display_host
 from vask_server.config import Settings
 from vask_server.core.exclude import opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
@@ -25,28 +31,34 @@ from vask_server.errors import VaskError
 _LANGUAGE_SAMPLE = 200  # notes read to tell the vault's language when the index has not recorded it
 
 
+Level = Literal["ok", "info", "warn", "fail"]
+LEVELS: tuple[Level, ...] = ("ok", "info", "warn", "fail")
+
+
 @dataclass(frozen=True)
 class Check:
     name: str  # what was checked, in a few words ("Ollama", "embedding model")
-    ok: bool
+    level: Level
     detail: str  # what was found
-    fix: str = ""  # the command or step that fixes it, when not ok
-    required: bool = True  # False: said, but not a reason to exit non-zero (the plugin, for a CLI user)
+    fix: str = ""  # info: where to read more; warn and fail: the command or step that fixes it
+
+    @property
+    def ok(self) -> bool:
+        """Nothing here stops vask from working."""
+        return self.level != "fail"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"name": self.name, "level": self.level, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
 async def run_checks(settings: Settings, *, serving: str | None = None) -> list[Check]:
     """Every check, in the order a person fixes things: the model servers, the models, the vault, the
     index, the port, TLS, the plugin. `serving`: the address of the `vask serve` that runs them
     (GET /v1/doctor), whose port is known to be its own (probing it from inside would wait on itself)."""
-    from vask_server.services.context import make_gateway  # (the database's import is not needed before)
+    from vask_server.services.context import model_gateways  # (the database's import is not needed before)
 
     checks: list[Check] = []
-    embed_server, chat_server = settings.embed_server(), settings.chat_server()
-    embeds = make_gateway(settings, *embed_server)
-    chats = embeds if chat_server == embed_server else make_gateway(settings, *chat_server)
+    embeds, chats = model_gateways(settings)
     try:
         for role, gateway, model in (
             ("embeddings", embeds, settings.embed_model),
@@ -66,9 +78,11 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
     if on_disk is not None:
         checks.append(await _index_check(settings, on_disk))
         checks.append(await asyncio.to_thread(_language_check, settings, on_disk))
-    checks.append(Check("port", True, f"`vask serve` answers at {serving}") if serving else _port_check(settings))
+    checks.append(Check("port", "ok", f"`vask serve` answers at {serving}") if serving else _port_check(settings))
     if settings.tls_cert is not None or settings.tls_key is not None:
         checks.append(_tls_check(settings))
+    if settings.unsent_openai_key():
+        checks.append(_unsent_key_check(settings))
     if vault.ok:
         checks.append(_plugin_check(settings))
     return checks
@@ -77,12 +91,12 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
 def _server_check(gateway: ModelGateway, reachable: bool, role: str) -> Check:
     name = f"{gateway.server.removeprefix('The ')} ({role})"
     if reachable:
-        return Check(name, True, f"reachable at {gateway.host}")
+        return Check(name, "ok", f"reachable at {gateway.host}")
     if gateway.provider == "ollama":
         fix = "Start it with `ollama serve` (or open the Ollama app), or set OLLAMA_HOST to where it runs."
     else:
         fix = "Start the server (LM Studio: Developer > Start server), or set VASK_OPENAI_BASE_URL to where it runs."
-    return Check(name, False, f"not reachable at {gateway.host}", fix)
+    return Check(name, "fail", f"not reachable at {gateway.host}", fix)
 
 
 async def _model_check(gateway: ModelGateway, model: str, role: str, missing: list[str], settings: Settings) -> Check:
@@ -95,15 +109,15 @@ async def _model_check(gateway: ModelGateway, model: str, role: str, missing: li
         )
         setting = "VASK_EMBED_MODEL" if role == "embeddings" else "VASK_CHAT_MODEL"
         return Check(
-            name, False, f"'{model}' is not available at {gateway.host}", f"{fix}; or choose another ({setting})"
+            name, "fail", f"'{model}' is not available at {gateway.host}", f"{fix}; or choose another ({setting})"
         )
     if role == "answers":
-        return Check(name, True, f"'{model}' (context window asked: {settings.chat_context} tokens, VASK_CHAT_CONTEXT)")
+        return Check(name, "ok", f"'{model}' (context window asked: {settings.chat_context} tokens, VASK_CHAT_CONTEXT)")
     try:
         vectors = await gateway.embed(model, ["vask doctor"])
     except VaskError as exc:
-        return Check(name, False, f"'{model}' did not embed a test text: {exc.message}", exc.hint)
-    return Check(name, True, f"'{model}', {len(vectors[0])} dimensions")
+        return Check(name, "fail", f"'{model}' did not embed a test text: {exc.message}", exc.hint)
+    return Check(name, "ok", f"'{model}', {len(vectors[0])} dimensions")
 
 
 def _vault_check(settings: Settings) -> tuple[Check, Mapping[str, Any] | None]:
@@ -117,10 +131,10 @@ def _vault_check(settings: Settings) -> tuple[Check, Mapping[str, Any] | None]:
         options = index_options(settings, vault)
         scan = vault.scan(excluder_for(options, vault), options.file_types)
     except VaskError as exc:
-        return Check("vault", False, exc.message, exc.hint), None
+        return Check("vault", "fail", exc.message, exc.hint), None
     except OSError as exc:
         fix = "Check the path and that this user can read it."
-        return Check("vault", False, f"cannot read it: {exc.strerror}", fix), None
+        return Check("vault", "fail", f"cannot read it: {exc.strerror}", fix), None
     kinds = {MARKDOWN: 0, CANVAS: 0, PDF: 0}
     for path in scan.notes:
         kind = file_type(path)
@@ -130,24 +144,25 @@ def _vault_check(settings: Settings) -> tuple[Check, Mapping[str, Any] | None]:
     extra = f"; {len(scan.excluded)} excluded" if scan.excluded else ""
     if not scan.notes:
         fix = "Point --vault (VASK_VAULT) at the Obsidian vault folder."
-        return Check("vault", False, f"{root} holds no notes", fix), None
-    return Check("vault", True, f"{root}: {held}{extra}"), scan.notes
+        return Check("vault", "fail", f"{root} holds no notes", fix), None
+    return Check("vault", "ok", f"{root}: {held}{extra}"), scan.notes
 
 
 async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
-    """Built, with the configured model, and how many of the scanned files changed since its sync."""
+    """Built, with the configured model, and how many of the scanned files changed since its sync. A step
+    still to take (`vask index`, or a running `vask serve`, does it), not a failure."""
     from vask_server.adapters.store import Store
 
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
     if not meta.active:
         return Check(
-            "index", False, f"not built yet ({index_dir})", "`vask index` (or start `vask serve`, which builds it)"
+            "index", "warn", f"not built yet ({index_dir})", "`vask index` (or start `vask serve`, which builds it)"
         )
     model, dimension = meta.active.get("model"), meta.active.get("dimension")
     if model != settings.embed_model:
         return Check(
-            "index", False, f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
+            "index", "warn", f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
     store = await Store.open(index_dir)
     stamps = (await store.manifest(meta.active["suffix"], with_links=False)).stamps()
@@ -160,11 +175,11 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     if late:
         return Check(
             "index",
-            False,
+            "warn",
             f"{detail}; {_count(late, 'note')} changed since",
             "`vask index` (a running `vask serve` does it itself)",
         )
-    return Check("index", True, f"{detail}; up to date")
+    return Check("index", "ok", f"{detail}; up to date")
 
 
 _OPT_OUT_READS = 1_000  # notes without a record read to see whether they opted out (more: counted as late)
@@ -202,15 +217,17 @@ def _language_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     advice = language_advice(settings.embed_model, share)
     if advice is None:
         english = "in English" if share < MOSTLY else "not in English"
-        return Check("language", True, f"most notes are {english}; '{settings.embed_model}' fits", required=False)
+        return Check("language", "ok", f"most notes are {english}; '{settings.embed_model}' fits")
     found, _, fix = advice.partition(" Use a multilingual model: ")
-    return Check("language", False, found, f"Use a multilingual model: {fix}", required=False)
+    return Check("language", "warn", found, f"Use a multilingual model: {fix}")
 
 
 def _port_check(settings: Settings) -> Check:
+    """Whether `vask serve` started by hand could listen where the settings say. The command line and
+    the plugin's own server (which takes any free port) do not need it: a warning, not a failure."""
     host, port = settings.host, settings.port
     if port == 0:
-        return Check("port", True, "any free port (VASK_PORT 0)")
+        return Check("port", "ok", "any free port (VASK_PORT 0)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -218,11 +235,14 @@ def _port_check(settings: Settings) -> Check:
             probe.bind((host, port))
         except OSError:
             if _vask_answers(host, port):
-                return Check("port", True, f"{host}:{port}: `vask serve` is running there")
+                return Check("port", "ok", f"{host}:{port}: `vask serve` is running there")
             return Check(
-                "port", False, f"{host}:{port} is used by another program", "Choose another with --port (VASK_PORT)."
+                "port",
+                "warn",
+                f"{host}:{port} is used by another program: `vask serve` could not listen there",
+                "Choose another with --port (VASK_PORT).",
             )
-    return Check("port", True, f"{host}:{port} is free for `vask serve`")
+    return Check("port", "ok", f"{host}:{port} is free for `vask serve`")
 
 
 def _vask_answers(host: str, port: int) -> bool:
@@ -241,8 +261,20 @@ def _tls_check(settings: Settings) -> Check:
     try:
         server_ssl_context(settings)
     except VaskError as exc:
-        return Check("TLS", False, exc.message, exc.hint)
-    return Check("TLS", True, f"{settings.tls_cert} with its key")
+        return Check("TLS", "fail", exc.message, exc.hint)
+    return Check("TLS", "ok", f"{settings.tls_cert} with its key")
+
+
+def _unsent_key_check(settings: Settings) -> Check:
+    """VASK_OPENAI_API_KEY set for a server no request goes to, and the answers' server at another address
+    sent no key: a key goes only to the server it was given for, and that one's is VASK_CHAT_API_KEY."""
+    return Check(
+        "API keys",
+        "warn",
+        "VASK_OPENAI_API_KEY is sent nowhere (no request goes to VASK_OPENAI_BASE_URL), and the answers' server "
+        f"at {display_host(settings.chat_server()[1])} is sent no key",
+        "If that server wants one, give it with VASK_CHAT_API_KEY (--chat-api-key); unset VASK_OPENAI_API_KEY.",
+    )
 
 
 def _plugin_check(settings: Settings) -> Check:
@@ -250,16 +282,22 @@ def _plugin_check(settings: Settings) -> Check:
     manifest = root / ".obsidian" / "plugins" / "vask" / "manifest.json"
     install = "Install it: obsidian-plugin/README.md, 'Install into a vault'."
     if not manifest.is_file():
-        return Check("Obsidian plugin", False, "not installed in this vault", install, required=False)
+        # (the command line needs no plugin: said, with where to find it, for whoever wants it)
+        return Check(
+            "Obsidian plugin",
+            "info",
+            "not installed in this vault; the command line needs none",
+            f"To ask from inside Obsidian: {install.removeprefix('Install it: ')}",
+        )
     try:
         version = str(json.loads(manifest.read_text("utf-8")).get("version", "?"))
     except (OSError, ValueError):
-        return Check("Obsidian plugin", False, "its manifest.json cannot be read", install, required=False)
+        return Check("Obsidian plugin", "warn", "its manifest.json cannot be read", install)
     same = version.split(".")[:2] == __version__.split(".")[:2]
     detail = f"version {version}, server {__version__}"
     if not same:
-        return Check("Obsidian plugin", False, f"{detail}: not the same release", install, required=False)
-    return Check("Obsidian plugin", True, detail, required=False)
+        return Check("Obsidian plugin", "warn", f"{detail}: not the same release", install)
+    return Check("Obsidian plugin", "ok", detail)
 
 
 def _count(number: int, thing: str) -> str:
@@ -267,9 +305,14 @@ def _count(number: int, thing: str) -> str:
 
 
 def healthy(checks: list[Check]) -> bool:
-    return all(check.ok for check in checks if check.required)
+    """No check failed: nothing stops vask from working (warnings and notes aside)."""
+    return all(check.ok for check in checks)
+
+
+def worst(checks: list[Check]) -> Level:
+    return max((check.level for check in checks), key=LEVELS.index, default="ok")
 
 
 def report(checks: list[Check]) -> dict[str, Any]:
     """What `vask doctor --json` prints and GET /v1/doctor answers."""
-    return {"ok": healthy(checks), "checks": [check.to_dict() for check in checks]}
+    return {"ok": healthy(checks), "level": worst(checks), "checks": [check.to_dict() for check in checks]}

@@ -185,7 +185,12 @@ class LiveIndex:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            error = exc if isinstance(exc, VaskError) else VaskError(f"indexing failed: {exc}")
+            # (an unexpected error's own text stays in the log: it may quote what it was reading)
+            error = (
+                exc
+                if isinstance(exc, VaskError)
+                else VaskError(f"Indexing failed: {type(exc).__name__}.", "See the vask server log.")
+            )
             if not isinstance(exc, VaskError):
                 log.exception("sync failed")
             else:

@@ -9,6 +9,7 @@ from typing import Any
 from vask_server import __version__
 from vask_server.errors import (
     BadRequest,
+    DeviceNotAllowed,
     ForbiddenHost,
     ForbiddenOrigin,
     MethodNotAllowed,
@@ -20,6 +21,7 @@ from vask_server.errors import (
     OllamaUnavailable,
     PayloadTooLarge,
     PullUnsupported,
+    RegistryNotAllowed,
     ScopeNotFound,
     TooManyAttempts,
     Unauthorized,
@@ -156,7 +158,7 @@ def _document() -> dict[str, Any]:
         "paths": {
             "/v1/health": {
                 "get": {
-                    "summary": "Liveness; with a token also Ollama, models and index state",
+                    "summary": "Liveness; with a token also the model servers, models, this device and the index",
                     "security": [{}, {"bearer": []}],
                     "responses": {"200": _json({"type": "object", "required": ["status"]}), **_errors()},
                 }
@@ -190,7 +192,10 @@ def _document() -> dict[str, Any]:
             },
             "/v1/models/pull": {
                 "post": {
-                    "summary": "Download a model into Ollama (its /api/pull): NDJSON events progress…, done (or error)",
+                    "summary": (
+                        "Download a model into Ollama (its /api/pull): NDJSON events progress…, done (or error). "
+                        "The default device's token only; from Ollama's registry, or one VASK_PULL_REGISTRIES names"
+                    ),
                     "requestBody": {
                         "required": True,
                         "content": {
@@ -222,7 +227,15 @@ def _document() -> dict[str, Any]:
                             ),
                             "content": {"application/x-ndjson": {"schema": _PULL_EVENT}},
                         },
-                        **_errors(BadRequest, PayloadTooLarge, PullUnsupported, OllamaUnavailable, OllamaFailed),
+                        **_errors(
+                            BadRequest,
+                            DeviceNotAllowed,
+                            RegistryNotAllowed,
+                            PayloadTooLarge,
+                            PullUnsupported,
+                            OllamaUnavailable,
+                            OllamaFailed,
+                        ),
                     },
                 }
             },

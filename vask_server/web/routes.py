@@ -14,9 +14,11 @@ from typing import Any
 from aiohttp import web
 
 from vask_server import __version__
+from vask_server.adapters.token import DEFAULT_DEVICE
 from vask_server.core.filetypes import file_type
+from vask_server.core.model_names import OLLAMA_REGISTRIES, NotAModelName, pull_allowed, registry_host
 from vask_server.core.prompt import previous_question
-from vask_server.errors import BadRequest, VaskError
+from vask_server.errors import BadRequest, DeviceNotAllowed, RegistryNotAllowed, VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.doctor import report as doctor_report
 from vask_server.services.doctor import run_checks
@@ -25,7 +27,7 @@ from vask_server.services.qa import AskRequest
 from vask_server.services.related import related_notes
 from vask_server.web import validation as v
 from vask_server.web.keys import LIVE, SERVICES
-from vask_server.web.middleware import AUTHENTICATED
+from vask_server.web.middleware import AUTHENTICATED, DEVICE
 from vask_server.web.openapi import openapi_document
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,8 @@ async def health(request: web.Request) -> web.Response:
                 "chat": {"provider": chats.provider, "url": chats.host, "reachable": chat_reachable},
             },
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
+            # which device's token this is, and whether it may download a missing model (POST /v1/models/pull)
+            "device": {"name": request[DEVICE], "can_pull": request[DEVICE] == DEFAULT_DEVICE},
             "index": {
                 "notes": counts.get("notes", 0),
                 "chunks": counts.get("chunks", 0),
@@ -123,13 +127,31 @@ _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 @routes.post("/v1/models/pull")
 async def pull_model(request: web.Request) -> web.StreamResponse:
-    """Download a model into the model server (Ollama's /api/pull), its progress as an NDJSON stream."""
+    """Download a model into the model server (Ollama's /api/pull), its progress as an NDJSON stream.
+    Only the default device may, and only from Ollama's registry or one VASK_PULL_REGISTRIES names: a
+    download fills the model server's disk and runs what it fetched, so a phone's token cannot start one."""
     services = _services(request)
     settings = services.settings
+    if request.get(DEVICE) != DEFAULT_DEVICE:
+        raise DeviceNotAllowed(
+            f"This device ({request.get(DEVICE)}) may not download models; only the computer vask runs on may.",
+            "Download it on that computer: the plugin there offers it, or run `ollama pull NAME` beside the model "
+            "server.",
+        )
     body = await v.json_object(request, {"model", "role"})
     model = body.get("model")
     if not isinstance(model, str) or not _MODEL_NAME.fullmatch(model):
         raise BadRequest("'model' must be a model's name, e.g. 'qwen2.5:14b'.")
+    try:
+        host = registry_host(model)
+    except NotAModelName as exc:
+        raise BadRequest(f"'model' must be a model's name: {exc}.", "For example 'qwen2.5:14b'.") from None
+    if not pull_allowed(host, settings.pull_registries):
+        raise RegistryNotAllowed(
+            f"'{model}' would be downloaded from {host}, which is not Ollama's registry.",
+            f"vask downloads models from {' or '.join(OLLAMA_REGISTRIES)} only. To allow {host}, start vask "
+            f"with VASK_PULL_REGISTRIES={host} (--pull-registries), or pull it yourself: `ollama pull {model}`.",
+        )
     role = body.get("role", "embed" if model == settings.embed_model else "chat")
     if role not in ("embed", "chat"):
         raise BadRequest("'role' must be 'embed' or 'chat': which model server pulls the model.")
