@@ -59,3 +59,8 @@ export function missingModels(models: { embed: string; chat: string; missing: st
 		.filter((m): m is string => typeof m === 'string' && m !== '')
 		.map((model) => ({ model, role: model === models.embed ? 'embed' : 'chat' }));
 }
+
+/** What a device that may not start a download (not the computer vask runs on) is told instead. */
+export function pullElsewhere(model: string): string {
+	return `Download it on the computer vask runs on: its Vask pane offers it, or run \`ollama pull ${model}\` there.`;
+}

@@ -20,6 +20,8 @@ export interface HealthInfo {
 	vault?: string;
 	ollama?: { host: string; reachable: boolean };
 	models?: { embed: string; chat: string; missing: string[] };
+	/** The device whose token was sent; only the default one may download a model. Older servers omit it. */
+	device?: { name: string; can_pull: boolean };
 	index?: {
 		notes: number;
 		chunks: number;
@@ -272,19 +274,28 @@ export interface SyncProgress {
 	paused: boolean;
 }
 
+/** `ok`; `info`: worth knowing, nothing wrong; `warn`: vask works, something to do; `fail`: what stops vask. */
+export type DoctorLevel = 'ok' | 'info' | 'warn' | 'fail';
+
 /** One check of `vask doctor` (GET /v1/doctor). */
 export interface DoctorCheck {
 	name: string;
+	/** Older servers omit it (then `ok` and `required` say it). */
+	level?: DoctorLevel;
+	/** false only for a `fail`. */
 	ok: boolean;
 	detail: string;
-	/** When not ok: the command or step that fixes it. */
+	/** info: where to read more; warn and fail: the command or step that fixes it. */
 	fix: string;
-	/** false: said, but not a reason for `ok` to be false (the plugin, for a command-line user). */
-	required: boolean;
+	/** Older servers: false for a check that is said but does not fail. */
+	required?: boolean;
 }
 
 export interface DoctorReport {
+	/** No check fails. */
 	ok: boolean;
+	/** The worst check's level; older servers omit it. */
+	level?: DoctorLevel;
 	checks: DoctorCheck[];
 }
 

@@ -4,7 +4,7 @@
  */
 import { Notice } from 'obsidian';
 import { describeError } from '../lib/errors';
-import { PullTracker, missingModels } from '../lib/pull';
+import { PullTracker, missingModels, pullElsewhere } from '../lib/pull';
 import type { VaskHost } from './host';
 
 export class ModelPullBanner {
@@ -23,8 +23,11 @@ export class ModelPullBanner {
 	async check(): Promise<void> {
 		if (this.pulling) return;
 		let missing: { model: string; role: 'embed' | 'chat' }[];
+		let canPull: boolean;
 		try {
-			missing = missingModels((await this.host.client.health()).models);
+			const health = await this.host.client.health();
+			missing = missingModels(health.models);
+			canPull = health.device?.can_pull !== false;
 		} catch {
 			return; // (not reachable: the status bar and the pane's errors say it)
 		}
@@ -35,6 +38,11 @@ export class ModelPullBanner {
 			const row = this.el.createDiv({ cls: 'vask-pull-row' });
 			const what = role === 'embed' ? 'embedding model' : 'chat model';
 			row.createDiv({ cls: 'vask-pull-text', text: `The ${what} ${model} is not on the model server yet.` });
+			if (!canPull) {
+				// (only the computer vask runs on may start a download: the server refuses this device's token)
+				row.createDiv({ cls: 'vask-pull-status', text: pullElsewhere(model) });
+				continue;
+			}
 			const button = row.createEl('button', { cls: 'mod-cta', text: `Download ${model}` });
 			button.addEventListener('click', () => void this.pull(row, model, role));
 		}

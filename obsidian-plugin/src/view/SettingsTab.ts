@@ -1,6 +1,7 @@
 /** Settings: server URL, token (both this device's own), retrieval, chat model, folders to leave out, connection test. */
 import { App, PluginSettingTab, SecretComponent, Setting, requireApiVersion, type Plugin } from 'obsidian';
 import { testConnection } from '../lib/connection';
+import { CHECK_MARKS, checkLevel, checklistSummary } from '../lib/doctor';
 import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
 import { TOKEN_SECRET, type TokenHome } from '../lib/secrets';
 import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
@@ -292,16 +293,19 @@ function optionalNumber(text: string): number | null {
 	return text.trim() === '' ? null : Number(text);
 }
 
-/** Each check as a row: a mark, what was checked and found, and the fix of a problem. */
+/** Each check as a row: its level's mark, what was checked and found, and the fix (or pointer) when not ok. */
 export function renderChecklist(el: HTMLElement, report: DoctorReport): void {
 	el.toggleClass('is-ok', report.ok);
 	for (const check of report.checks) {
-		const state = check.ok ? 'is-ok' : check.required ? 'is-bad' : 'is-note';
-		const row = el.createDiv({ cls: ['vask-check', state] });
-		row.createSpan({ cls: 'vask-check-mark', text: check.ok ? '✓' : check.required ? '✗' : '–' });
+		const level = checkLevel(check);
+		const { mark, cls } = CHECK_MARKS[level];
+		const row = el.createDiv({ cls: ['vask-check', cls] });
+		row.createSpan({ cls: 'vask-check-mark', text: mark, attr: { 'aria-label': level } });
 		const body = row.createDiv({ cls: 'vask-check-body' });
 		body.createDiv({ cls: 'vask-check-name', text: `${check.name}: ${check.detail}` });
-		if (!check.ok && check.fix) body.createDiv({ cls: 'vask-check-fix', text: `Fix: ${check.fix}` });
+		if (level !== 'ok' && check.fix) {
+			body.createDiv({ cls: 'vask-check-fix', text: `${level === 'info' ? 'See' : 'Fix'}: ${check.fix}` });
+		}
 	}
-	el.createDiv({ cls: 'vask-check-summary', text: report.ok ? 'All is well.' : 'Fix the lines marked ✗, then check again.' });
+	el.createDiv({ cls: 'vask-check-summary', text: checklistSummary(report) });
 }

@@ -86,7 +86,7 @@ async function checklist(page: Page): Promise<{ state: string; name: string; fix
 	await page.locator('.vask-check-summary').waitFor({ timeout: 30_000 });
 	return page.locator('.vask-checklist .vask-check').evaluateAll((rows) =>
 		rows.map((row) => ({
-			state: ['is-ok', 'is-bad', 'is-note'].find((c) => row.classList.contains(c)) ?? '',
+			state: ['is-ok', 'is-bad', 'is-warn', 'is-note'].find((c) => row.classList.contains(c)) ?? '',
 			name: row.querySelector('.vask-check-name')?.textContent ?? '',
 			fix: row.querySelector('.vask-check-fix')?.textContent ?? null,
 		})),
