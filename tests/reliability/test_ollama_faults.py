@@ -125,16 +125,19 @@ async def test_intermittent_500s_are_retried(switchable_ollama, vault, tmp_path)
     assert fingerprint == await clean_build(config, tmp_path / "clean")
 
 
-async def test_very_slow_responses_time_out_and_are_retried(switchable_ollama, small_vault, tmp_path):
+async def test_very_slow_responses_time_out_and_are_retried(switchable_ollama, small_vault, tmp_path, caplog):
+    """Two calls that take longer than VASK_OLLAMA_TIMEOUT are given up on and retried: the log says each
+    was abandoned for its timeout (counted, not timed, so a slow machine cannot fail it)."""
+    caplog.set_level("WARNING")
     switchable_ollama.fake.slow_next = 2
     switchable_ollama.fake.slow_seconds = 2.0
     config = settings(small_vault, tmp_path / "index", switchable_ollama.url, ollama_timeout=0.5, ollama_retries=4)
-    started = time.monotonic()
     async with open_services(config) as services:
         report = await services.indexer.sync()
-    assert report.chunks_embedded > 0
-    assert switchable_ollama.fake.slow_next == 0
-    assert time.monotonic() - started < 10
+    assert report.chunks_embedded > 0 and not report.failed
+    assert switchable_ollama.fake.slow_next == 0  # (both slow answers were asked for)
+    timed_out = [r for r in caplog.records if "failed (ReadTimeout); retry" in r.getMessage()]
+    assert len(timed_out) >= 2, [r.getMessage() for r in caplog.records]
 
 
 async def test_the_events_say_ollama_is_down_when_it_goes_down_with_nothing_to_sync(

@@ -3,13 +3,16 @@
  * network namespace: asks one question across the namespaces and says what it saw, as JSON on
  * stdout. Bundled by esbuild first (the test does it), so it needs no TypeScript at run time.
  *
- * argv[2]: {"baseUrl", "token", "question", "transport": "streaming" | "buffered" | "auto-no-fetch"}
+ * argv[2]: {"baseUrl", "token", "question", "transport": "streaming" | "buffered" | "auto-no-fetch", "releaseFile"?}
+ * `releaseFile`: made when the answer's first token arrives (the fake model server holds the rest until then).
+ * `deliveries` in the output: how many turns of the event loop handed on events (1: all at once).
  * The buffered transport gets a requestUrl stand-in that reads the whole body with node:https
  * before it answers, as Obsidian's requestUrl does. Trust: NODE_EXTRA_CA_CERTS (set by the test).
  */
 import '../helpers/window'; // (the client's timers are window's: under Node, the global's)
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
+import { writeFileSync } from 'node:fs';
 import { VaskClient } from '../../src/lib/client';
 import { testConnection } from '../../src/lib/connection';
 import { toVaskError } from '../../src/lib/errors';
@@ -44,7 +47,7 @@ const requestUrlStandIn: RequestUrlLike = (req) =>
 	});
 
 async function main(): Promise<void> {
-	const args = JSON.parse(process.argv[2] ?? '{}') as { baseUrl: string; token: string; question: string; transport: string };
+	const args = JSON.parse(process.argv[2] ?? '{}') as { baseUrl: string; token: string; question: string; transport: string; releaseFile?: string };
 	const streaming = fetchTransport();
 	const buffered = bufferedTransport(requestUrlStandIn);
 	const noFetch = fetchTransport(async () => {
@@ -72,12 +75,25 @@ async function main(): Promise<void> {
 	const started = performance.now();
 	const times: { type: string; ms: number }[] = [];
 	let notice: string | undefined;
+	let released = false;
+	let deliveries = 0;
+	let delivering = false;
 	try {
 		const done = await client.ask(
 			{ question: args.question },
 			{
 				onEvent: (ev: AskEvent) => {
 					times.push({ type: ev.type, ms: performance.now() - started });
+					if (!delivering) {
+						// events handed on in one turn of the event loop are one delivery
+						delivering = true;
+						deliveries++;
+						setImmediate(() => (delivering = false));
+					}
+					if (ev.type === 'token' && !released && args.releaseFile) {
+						writeFileSync(args.releaseFile, '');
+						released = true;
+					}
 					if (ev.type === 'sources') notice = (ev as { notice?: string }).notice;
 				},
 			},
@@ -90,6 +106,8 @@ async function main(): Promise<void> {
 		out.first_token_ms = tokens[0]?.ms ?? null;
 		out.done_ms = times[times.length - 1]?.ms ?? null;
 		out.notice = notice ?? null;
+		out.released = released;
+		out.deliveries = deliveries;
 	} catch (err) {
 		const e = toVaskError(err);
 		out.error = { code: e.code, status: e.status, message: e.message };
