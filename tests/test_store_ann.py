@@ -313,6 +313,7 @@ class _Heard(logging.Handler):
             self.event.set()
 
 
+@pytest.mark.reliability
 @pytest.mark.parametrize("upkeep", ["purge", "compact"])
 async def test_a_purge_or_compaction_asked_for_during_a_vector_index_build_waits_for_it(
     tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, upkeep: str

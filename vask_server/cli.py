@@ -255,7 +255,7 @@ _TOKEN_ACTIONS = ("add", "list", "revoke")
 def _is_command(name: str, words: list[str]) -> bool:
     if name in ("ask", "search"):
         return True  # (their words are the question: `vask search tax return` searches for "tax return")
-    if name in ("index", "status", "serve", "doctor"):
+    if name in ("index", "status", "serve", "doctor", "pause", "resume"):
         return not words
     if name == "token":
         return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
@@ -353,6 +353,13 @@ def _print_error(exc: VaskError) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "index":  # (the index's one writer: the other commands here only read it)
+        with index_cli.writer(settings):
+            return await _command(args, settings)
+    return await _command(args, settings)
+
+
+async def _command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "index" and not args.full and index_cli.nothing_changed(settings):
         return 0
     from vask_server.services.context import open_services

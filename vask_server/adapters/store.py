@@ -67,6 +67,7 @@ class Store(TableUpkeep):
         self.writes = 0
         self._writes_on_connection = 0
         self._problems: dict[str, dict[str, str]] = {}  # by operation: the last failure, until it succeeds
+        self._paused: bool | None = None  # the pause this process set (`set_paused`); None: index.json's
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
@@ -83,7 +84,22 @@ class Store(TableUpkeep):
         return read_meta(self.index_dir)
 
     def write_meta(self, meta: IndexMeta) -> None:
+        """Writes index.json; with the pause this process set, whatever `meta` says: a sync writes
+        a copy it read before a long step (a table drop), and the pause set meanwhile must stay."""
+        if self._paused is not None:
+            meta.set_paused(self._paused)
         write_meta(self.index_dir, meta)
+
+    @property
+    def paused(self) -> bool:
+        """The pause of background syncs: as this process set it, else as index.json says."""
+        return self._paused if self._paused is not None else self.read_meta().paused
+
+    def set_paused(self, paused: bool) -> None:
+        """Sets the pause and writes it to index.json at once (kept over a restart). Only the process
+        that holds the writer's lock calls it: `vask serve`, which `vask pause` asks through its API."""
+        self._paused = paused
+        self.write_meta(self.read_meta())
 
     # -- problems a user must act on --------------------------------------------------------------
 

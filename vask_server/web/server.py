@@ -20,6 +20,7 @@ from aiohttp import web
 from vask_server import __version__
 from vask_server.adapters.pairing import Pairing, check_nonce, remove_pair_file, write_pair_file
 from vask_server.adapters.token import ensure_first_token, read_token
+from vask_server.adapters.writer_lock import SERVE, WriterLock
 from vask_server.config import Settings
 from vask_server.errors import ConfigError
 from vask_server.web.app import create_app
@@ -134,8 +135,18 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     if launch.pair_file is not None:
         check_nonce(launch.pair_nonce)
         token = _pairing_token(settings)
-    sockets = listen(settings.host, settings.port)
+    # One writer an index (adapters/writer_lock.py): taken before the port when the folder exists, so
+    # that a second server started as the first was (same port) is told which server holds the index.
+    lock = WriterLock(settings.resolved_index_dir(), SERVE)
+    if lock.index_dir.is_dir():
+        lock.acquire()
     try:
+        sockets = listen(settings.host, settings.port)
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        lock.acquire()  # (a new folder: made once the port is ours, as before)
         app = create_app(settings, watch=watch)
         # Handlers are cancelled when their client disconnects: that is what stops a streamed answer.
         runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=5.0)
@@ -143,6 +154,7 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     except BaseException:
         for sock in sockets:
             sock.close()
+        lock.release()
         raise
     for sock in sockets:
         await web.SockSite(runner, sock, ssl_context=ssl_context).start()
@@ -150,6 +162,7 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     scheme = "https" if ssl_context else "http"
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"{scheme}://{shown}:{port}"
+    lock.announce(url, settings.tls_cert)
     print(f"vask {settings.vault}: listening on {url}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -168,6 +181,7 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
         if launch.pair_file is not None:
             remove_pair_file(launch.pair_file, launch.pair_nonce)
         await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
+        lock.release()
 
 
 def run_server(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> int:
