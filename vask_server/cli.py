@@ -90,7 +90,8 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
     for spec in SETTINGS:
         if spec.name not in names:
             continue
-        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        # (argparse formats help with %: a literal one, as in %LOCALAPPDATA%, is written %%)
+        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]".replace("%", "%%")
         # Values stay strings here: load_settings parses and validates them as it does the
         # environment's, so a bad value gets the same error and hint from either.
         if spec.default is False:
