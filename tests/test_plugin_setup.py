@@ -233,6 +233,28 @@ def test_a_paired_server_stays_on_loopback_over_http_whatever_its_environment_sa
     assert "WITHOUT TLS" not in output
 
 
+def test_a_vault_named_in_letters_the_outputs_code_page_lacks_still_pairs(fake_ollama, tmp_path):
+    """Windows' pipes are in the ANSI code page (cp1252 in the West): the line naming the vault used
+    to stop the server there, before it paired."""
+    vault = tmp_path / "笔记 Ελληνικά"
+    vault.mkdir()
+    (vault / "Note.md").write_text("# Note\n\nA few words.\n", encoding="utf-8")
+    pair = tmp_path / "pair.json"
+    process = start_paired(vault, fake_ollama, tmp_path, pair, {"PYTHONIOENCODING": "cp1252"})
+    try:
+        paired = wait_for(pair)
+        assert paired["url"].startswith("http://127.0.0.1:")
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.stdout is not None
+    assert "\\u7b14\\u8bb0 \\u0395" in process.stdout.read()  # (the name, escaped)
+
+
 def test_loopback_only_keeps_a_loopback_literal_and_sets_the_rest_aside(tmp_path):
     from vask_server.config import load_settings, loopback_only
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import sys
@@ -306,7 +307,18 @@ def normalise_argv(argv: Sequence[str]) -> list[str]:
     return ["ask", *args]
 
 
+def _never_stopped_by_a_character() -> None:
+    """A character the output's encoding lacks is written escaped instead of stopping the command: on
+    Windows a pipe (the plugin's, or `> file`) is in the ANSI code page, where a vault's Chinese, Greek
+    or emoji names are not, and `vask serve` would stop at the line that names the vault."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _never_stopped_by_a_character()
     args = build_parser().parse_args(normalise_argv(sys.argv[1:] if argv is None else argv))
     try:
         settings = _settings(args)

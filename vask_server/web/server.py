@@ -221,10 +221,12 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
         await stop.wait()
         print("shutting down", file=sys.stderr, flush=True)
     finally:
-        restore_signals()
         if launch.pair_file is not None:
             remove_pair_file(launch.pair_file, launch.pair_nonce)
-        await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
+        try:
+            await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
+        finally:
+            restore_signals()  # (after: a second Ctrl+C while shutting down changes nothing)
 
 
 def run_server(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> int:

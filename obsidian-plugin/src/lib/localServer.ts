@@ -27,12 +27,17 @@ export interface LocalSystem {
  */
 export const NETWORK_VARIABLES = ['VASK_HOST', 'VASK_PORT', 'VASK_ALLOW_REMOTE', 'VASK_ALLOWED_HOSTS', 'VASK_TLS_CERT', 'VASK_TLS_KEY'];
 
-/** The environment `vask serve` is started with: this one, without NETWORK_VARIABLES (any case on Windows, whose names ignore it). */
+/**
+ * The environment `vask serve` is started with: this one, without NETWORK_VARIABLES (in any case on
+ * Windows, whose names ignore it), and with its output in UTF-8, as the plugin reads it (a pipe on
+ * Windows is otherwise in the ANSI code page, which lacks most of the world's letters).
+ */
 export function serverEnv(host: Host): Record<string, string | undefined> {
 	const windows = host.platform === 'win32';
-	const dropped = new Set(NETWORK_VARIABLES);
+	const dropped = new Set([...NETWORK_VARIABLES, 'PYTHONIOENCODING']);
 	const env: Record<string, string | undefined> = {};
 	for (const [name, value] of Object.entries(host.env)) if (!dropped.has(windows ? name.toUpperCase() : name)) env[name] = value;
+	env.PYTHONIOENCODING = 'utf-8';
 	return env;
 }
 

@@ -395,10 +395,11 @@ describe('where vask and the pair file are', () => {
 });
 
 describe('the environment vask serve is started with', () => {
-	it('leaves out the variables of a server others reach over the network, any case on Windows', () => {
+	it('leaves out the variables of a server others reach over the network, any case on Windows; its output in UTF-8', () => {
 		const env = { PATH: '/usr/bin', VASK_HOST: '0.0.0.0', VASK_ALLOW_REMOTE: 'true', VASK_TLS_CERT: 'c', VASK_TLS_KEY: 'k', VASK_PORT: '1', VASK_ALLOWED_HOSTS: 'a', VASK_EMBED_MODEL: 'm', vask_host: 'x' };
-		expect(serverEnv({ platform: 'linux', env, home: '/h' })).toEqual({ PATH: '/usr/bin', VASK_EMBED_MODEL: 'm', vask_host: 'x' });
-		expect(serverEnv({ platform: 'win32', env: { Vask_Host: '0.0.0.0', Path: 'C:\\x' }, home: 'C:\\h' })).toEqual({ Path: 'C:\\x' });
+		expect(serverEnv({ platform: 'linux', env, home: '/h' })).toEqual({ PATH: '/usr/bin', VASK_EMBED_MODEL: 'm', vask_host: 'x', PYTHONIOENCODING: 'utf-8' });
+		const win = { Vask_Host: '0.0.0.0', Path: 'C:\\x', PythonIOEncoding: 'cp1252' };
+		expect(serverEnv({ platform: 'win32', env: win, home: 'C:\\h' })).toEqual({ Path: 'C:\\x', PYTHONIOENCODING: 'utf-8' }); // (as the plugin reads it)
 	});
 });
 
