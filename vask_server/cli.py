@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import sys
@@ -90,7 +91,8 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
     for spec in SETTINGS:
         if spec.name not in names:
             continue
-        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        # (argparse formats help with %: a literal one, as in %LOCALAPPDATA%, is written %%)
+        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]".replace("%", "%%")
         # Values stay strings here: load_settings parses and validates them as it does the
         # environment's, so a bad value gets the same error and hint from either.
         if spec.default is False:
@@ -305,7 +307,18 @@ def normalise_argv(argv: Sequence[str]) -> list[str]:
     return ["ask", *args]
 
 
+def _never_stopped_by_a_character() -> None:
+    """A character the output's encoding lacks is written escaped instead of stopping the command: on
+    Windows a pipe (the plugin's, or `> file`) is in the ANSI code page, where a vault's Chinese, Greek
+    or emoji names are not, and `vask serve` would stop at the line that names the vault."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _never_stopped_by_a_character()
     args = build_parser().parse_args(normalise_argv(sys.argv[1:] if argv is None else argv))
     try:
         settings = _settings(args)
