@@ -174,6 +174,19 @@ class Vault:
             raise BadRequest(f"Path leaves the vault: {relative!r}", "Symlinks out of the vault are not followed.")
         return path
 
+    def read_head(self, relative: str, max_bytes: int) -> str:
+        """The opening `max_bytes` of a note as text (a character cut at the end is dropped), to tell
+        its language by. Raises NoteUnreadable for what `read_note` would not read either."""
+        path = self.resolve(relative)
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(max_bytes)
+        except OSError as exc:
+            raise NoteUnreadable(f"cannot read: {exc.strerror or exc}") from None
+        if b"\x00" in data[:_BINARY_SNIFF]:
+            raise NoteUnreadable("binary file", status="skipped")
+        return data.decode("utf-8", errors="ignore")
+
     def read_note(self, relative: str, max_bytes: int) -> tuple[str, list[str]]:
         """The note's text and any warnings. Raises NoteUnreadable with a reason."""
         path = self.resolve(relative)
