@@ -44,10 +44,11 @@ def sample_paths(paths: Sequence[str]) -> list[str]:
     """The notes to read to choose: `SAMPLE_NOTES` spread over the sorted paths, and up to
     `NAMED_NOTES` of those whose names are in Chinese or Japanese, each once, in path order."""
     ordered = sorted(paths)
-    chosen = set(spread(ordered, SAMPLE_NOTES))
+    chosen = spread(ordered, SAMPLE_NOTES)
     if len(chosen) < len(ordered) and has_cjk("\n".join(ordered)):  # (one search over them all first)
-        chosen.update(spread([path for path in ordered if has_cjk(path)], NAMED_NOTES))
-    return sorted(chosen)
+        named = spread([path for path in ordered if has_cjk(path)], NAMED_NOTES)
+        chosen = sorted(set(chosen).union(named))
+    return chosen
 
 
 @dataclass(frozen=True)

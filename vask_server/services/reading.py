@@ -18,7 +18,7 @@ from vask_server.core.cjk import written_mostly_in_cjk
 from vask_server.core.dates import chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
-from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
+from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type, suffixes
 from vask_server.core.keyword_choice import (
     LANGUAGE_NOTES,
     SAMPLE_BYTES,
@@ -140,7 +140,7 @@ def vault_language(vault: Vault, notes: Iterable[str], setting: str) -> VaultLan
     `vask doctor`): the opening of each note of `sample_paths`. Nothing of the text is kept; notes that
     opted out are left out, and so is a note whose frontmatter runs past what is read of it (an
     opt-out could be further down)."""
-    paths = [path for path in notes if file_type(path) in (MARKDOWN, None)]
+    paths = [path for path in notes if not path.lower().endswith(_NOT_NOTES)]  # (file_type, quicker)
     texts = []
     for path in sample_paths(paths):
         try:
@@ -152,6 +152,9 @@ def vault_language(vault: Vault, notes: Iterable[str], setting: str) -> VaultLan
     cjk_notes = sum(1 for text in texts if written_mostly_in_cjk(text))
     not_english = round(not_english_share(spread(texts, LANGUAGE_NOTES)), 3)
     return VaultLanguage(choose_keyword_terms(setting, len(texts), cjk_notes), not_english)
+
+
+_NOT_NOTES = suffixes((CANVAS, PDF))  # files whose text is not a note's (a board's JSON, a PDF's bytes)
 
 
 def _frontmatter_cut(head: str) -> bool:
