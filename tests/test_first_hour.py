@@ -67,6 +67,11 @@ def test_time_left_follows_the_pace_in_bytes_and_leaves_out_the_pauses() -> None
     assert describe_eta(None) == ""
 
 
+def _files_holding(folder: Path, word: str) -> list[str]:
+    """The files under the index folder whose bytes hold `word`."""
+    return [str(p) for p in folder.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
+
+
 async def _until(condition, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not await condition():
@@ -198,8 +203,11 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
     as the notice says, and the table follows what changed in the vault while it was down."""
     vault = tmp_path / "vault"
     paths = make_vault(vault)
-    with (vault / paths[-2]).open("a") as note:
-        note.write("\nA xerophytic garden, seen twice.\n")
+    for path, words in ((paths[-2], "A xerophytic garden, seen twice."), (paths[-3], "A quagmirish private matter.")):
+        when = (vault / path).stat().st_mtime  # (kept: old notes, not embedded before the restart)
+        with (vault / path).open("a") as note:
+            note.write(f"\n{words}\n")
+        os.utime(vault / path, (when, when))
     fake = fake_ollama.fake
     fake.hold_from_call = 2
     settings = settings_for(vault, embed_batch_size=64)
@@ -230,9 +238,12 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
             with pytest.raises(asyncio.CancelledError):
                 await sync
         fake.hold_from_call = None
-        # while it is down: a note goes, another comes
+        index_dir = settings.resolved_index_dir()
+        assert _files_holding(index_dir, "quagmirish")  # (in the keyword table, not embedded yet)
+        # while it is down: a note goes, another comes, and one is excluded
         (vault / paths[-2]).unlink()
         (vault / "Notes" / "New.md").write_text("# New\n\nA zymurgical experiment with cider.\n")
+        settings = settings_for(vault, embed_batch_size=64, exclude=(paths[-3],))
 
         async with open_services(settings) as services:  # a new store over the same folder
             indexer, store = services.indexer, services.store
@@ -249,12 +260,14 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
             await _until(waiting_paused_again)
             assert [h.path for h in (await search(services, "zymurgical")).hits][:1] == ["Notes/New.md"]
             assert not [h for h in (await search(services, "xerophytic")).hits if h.path == paths[-2]]
+            assert not [h for h in (await search(services, "quagmirish")).hits if h.path == paths[-3]]
+            assert _files_holding(index_dir, "quagmirish") == []  # no table version, no index file
             rare = await search(services, RARE)
             assert rare.hits[0].path == paths[-1] and rare.hits[0].keyword_only
             assert rare.notice and "the others are found by keyword only" in rare.notice
             indexer.set_paused(False)
             report = await asyncio.wait_for(sync, 60)
-            assert report.changed == 150  # (150 notes: one gone, one new)
+            assert report.changed == 149  # (150 notes: one gone, one new, one excluded)
             assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
             rare = await search(services, RARE)
             assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None

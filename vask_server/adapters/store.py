@@ -11,9 +11,10 @@ import asyncio
 import contextlib
 import logging
 import shutil
+import warnings
 from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +423,15 @@ class Store(TableUpkeep):
             table = await self._table(f"text_{suffix}", text_schema())
             for start in range(0, len(paths), _IN_LIST_BATCH):
                 await table.delete(sql_in("path", paths[start : start + _IN_LIST_BATCH]))
+
+    async def purge_text(self, suffix: str) -> None:
+        """Every version of the keyword table but the latest removed, with the files only they used:
+        after rows of notes deleted or excluded went, no older version may still hold their text.
+        (Only the sync writes this table, and it is not writing it now.)"""
+        table = await self._table(f"text_{suffix}", text_schema())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
+            await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     async def drop_text(self, suffix: str) -> None:
         name = f"text_{suffix}"

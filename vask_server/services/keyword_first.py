@@ -134,6 +134,8 @@ async def refresh_keyword_table(
     )
     if stale or redo:
         await store.finish_text(suffix)  # (its full-text index made again, over the rows as they are now)
+    if stale:  # (a note excluded meanwhile: no older version of the table may keep its text)
+        await store.purge_text(suffix)
     log.info(
         "the keyword table of the first sync is kept: %d notes read again, %d notes' rows removed (%.1f s)",
         len(redo),
