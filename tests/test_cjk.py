@@ -352,6 +352,25 @@ async def test_a_vault_whose_mix_changes_switches_its_keyword_terms_and_embeds_n
         )
 
 
+async def test_a_sync_of_a_few_notes_cuts_them_as_the_index_does_until_a_whole_sync_decides(
+    fake_ollama, tmp_path, settings_for
+):
+    vault = _cjk_vault(tmp_path)
+    async with open_services(settings_for(vault, keyword_tokenizer="simple")) as services:
+        await services.indexer.sync()
+    async with open_services(settings_for(vault, keyword_tokenizer="cjk")) as services:
+        edited = "# Sourdough\n\nFeed the starter 杭州的片儿川面条 the night before.\n"
+        (vault / "Sourdough.md").write_text(edited, "utf-8")
+        await services.indexer.sync(["Sourdough.md"])  # (an edit's sync, before any whole one)
+        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert await _keyword_paths(services, "片儿川") == []  # every row cut one way: the index's
+        await services.indexer.sync()
+        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert {"Sourdough.md", "日记 - 杭州周末.md"} <= set(await _keyword_paths(services, "片儿川"))
+        reason = (await index_status(services))["language"]["keyword_reason"]
+        assert reason == "set by VASK_KEYWORD_TOKENIZER=cjk"
+
+
 def test_the_sample_is_spread_over_the_whole_vault_and_reads_the_notes_named_in_cjk() -> None:
     english = [f"Note {n:06d}.md" for n in range(100_000)]
     chinese = [f"Zeta/{n} 笔记.md" for n in range(30)]  # few: the even steps pass over them

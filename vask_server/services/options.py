@@ -67,13 +67,14 @@ def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
 
 
 def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str | None:
-    """How a sync of a few notes cuts their keyword text, known without reading notes: the setting's
-    choice, or under `auto` what the index was built with. None: `auto` with no index yet (the
-    indexer then reads the notes). A whole sync decides it again from the notes (the indexer)."""
-    if setting != "auto":
-        return setting
+    """How a sync of a few notes cuts their keyword text, known without reading notes: as the index
+    does (its rows must all be cut one way; a whole sync is what changes it, the setting's change
+    included), else the setting's choice. None: `auto` with no index yet (the indexer then reads the
+    notes)."""
     recorded = (active or {}).get("keyword_terms")
-    return str(recorded) if recorded in (SIMPLE, CJK) else None
+    if recorded in (SIMPLE, CJK):
+        return str(recorded)
+    return setting if setting in (SIMPLE, CJK) else None
 
 
 def unchanged_since_last_sync(settings: Settings, vault: Vault, index_dir: Path) -> tuple[IndexMeta, VaultScan] | None:
