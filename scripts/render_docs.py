@@ -20,8 +20,9 @@ What is generated:
 
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
-reading, the plugin's note suggestions and chat history (Node scripts that print), the PDF libraries
-and the machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
+reading, the cost of choosing the keyword terms (`scripts/bench_keyword_sample.py` prints), the
+plugin's note suggestions and chat history (Node scripts that print), the PDF libraries and the
+machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
 prints) and the keyword tokenizers (`scripts/bench_keyword_tokenizers.py` prints); the README's
 summary figures, and the settings tables of the README and docs/REFERENCE.md (held to
 `vask_server/settings.py` by tests/test_docs.py). `vask eval --json` does not record the embedding model,

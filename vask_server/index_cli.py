@@ -91,8 +91,11 @@ async def status(args: argparse.Namespace, services: Services) -> int:
         more = status["serve_memory_mib_per_10000_notes"]
         extra = f", +{more:,} MiB per 10,000 more notes at this rate" if more is not None else ""
         print(f"memory:     vask serve idles at about {status['serve_memory_mib']:,} MiB{extra}")
-    if status["language"]["advice"]:
-        print(f"language:   {status['language']['advice']}")
+    language = status["language"]
+    if language["keyword_terms"]:
+        print(f"keywords:   {language['keyword_terms']} ({language['keyword_reason']})")
+    if language["advice"]:
+        print(f"language:   {language['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
     key = f"; API key {status['servers']['api_key']}" if "api_key" in status["servers"] else ""
     answers = "the same" if chat == embed else f"{chat['provider']} at {chat['url']}"

@@ -407,8 +407,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "--keyword-tokenizer",
         _lower,
         "How keyword search cuts text into terms: simple (at spaces and punctuation), cjk (Chinese and "
-        "Japanese also into character pairs; other words whole), or auto (cjk when the notes hold Chinese "
-        "or Japanese, detected when the index is built). A change rebuilds the keyword index.",
+        "Japanese also into character pairs; other words whole), or auto (cjk when a note is written mostly "
+        "in Chinese or Japanese, read from a sample of the vault at every whole sync). A change cuts the "
+        "stored keyword text anew and rebuilds the keyword index; nothing is embedded again.",
     ),
 )
 

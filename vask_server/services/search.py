@@ -338,13 +338,12 @@ class Searcher:
     def _first_sync_notice(self, index: ActiveIndex) -> str | None:
         if index.complete:
             return None
+        # (by keyword only once the keyword table is written and while it is kept: keyword_first.py)
+        found = "found by keyword only" if self.store.text_ready(index.suffix) else "found once they are embedded"
         progress = self.sync_progress()
         if progress is None or not progress.notes_total:
-            return "The first index of this vault is being built: notes not embedded yet are found by keyword only."
-        return (
-            f"Indexing: {progress.notes_done:,} of {progress.notes_total:,} notes embedded; "
-            "the others are found by keyword only."
-        )
+            return f"The first index of this vault is being built: notes not embedded yet are {found}."
+        return f"Indexing: {progress.notes_done:,} of {progress.notes_total:,} notes embedded; the others are {found}."
 
     async def search(
         self,
