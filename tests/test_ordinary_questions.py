@@ -3,8 +3,9 @@ is about stays in its answer. A question asks for connections only when it asks 
 "which notes", "anything") related to the seed; a seed that plays a role ("what can [[X]] help with?")
 is read as written, and one that may hold the answer ("what could help with [[X]]?") keeps its own best
 passages first; "this" with no note open is read as written, with a notice, never an error. Checked
-on the question reading alone, on the blind set of ordinary questions about sample_vault
-(tests/eval/named/), through /v1/search, /v1/ask and the command line."""
+on the question reading alone, on the sets of ordinary questions naming a note (tests/eval/named/:
+two written blind, one with a relation's words used in ordinary ways), through /v1/search, /v1/ask
+and the command line."""
 
 from __future__ import annotations
 
@@ -129,10 +130,14 @@ def _named_set(name: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in (NAMED / name).read_text("utf-8").splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("name", ["named-notes-sample.jsonl", "named-notes-hub.jsonl"])
-def test_no_ordinary_question_of_the_blind_sets_is_read_to_drop_the_note_it_names(name: str) -> None:
+# the two blind sets, and questions that use a relation's words in ordinary ways (not blind)
+@pytest.mark.parametrize(
+    ("name", "size"),
+    [("named-notes-sample.jsonl", 150), ("named-notes-hub.jsonl", 150), ("named-phrases-sample.jsonl", 40)],
+)
+def test_no_ordinary_question_of_the_named_sets_is_read_to_drop_the_note_it_names(name: str, size: int) -> None:
     questions = _named_set(name)
-    assert len(questions) > 150
+    assert len(questions) >= size
     dropped = []
     for q in questions:
         found = find_connection(str(q["question"]))
@@ -144,7 +149,7 @@ def test_no_ordinary_question_of_the_blind_sets_is_read_to_drop_the_note_it_name
 def test_no_ordinary_question_about_sample_vault_makes_its_note_a_seed_left_out() -> None:
     """As the server reads them, with no note open and with another note open."""
     directory = sample_directory()
-    questions = _named_set("named-notes-sample.jsonl")
+    questions = _named_set("named-notes-sample.jsonl") + _named_set("named-phrases-sample.jsonl")
     dropped = []
     for q in questions:
         for open_note in (None, "Home.md"):
