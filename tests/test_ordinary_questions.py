@@ -55,6 +55,7 @@ def sample_directory() -> Directory:
         "How does [[Deep Work]] relate to [[Shape Up]]?",
         "Was [[Deep Work]] similar to [[Shape Up]]?",
         "Could [[Weeknight dal]] help with my iron levels?",
+        "Is there any way [[Deep Work]] relates to [[Shape Up]]?",
         "Why is this project similar to [[Shape Up]]?",
         "What did I write about how [[Deep Work]] relates to [[Shape Up]]?",
         # a seed that plays the role is what the question is about
@@ -92,6 +93,7 @@ def test_the_named_note_of_an_ordinary_question_is_its_scope() -> None:
         ("Do I have anything like [[Pizza Place]]?", "Pizza Place", False),
         ("what does [[Born to Run]] remind me of?", "Born to Run", False),
         ("Is there anything related to [[Deep Work]]?", "Deep Work", False),
+        ("Do any of my notes relate to [[Deep Work]]?", "Deep Work", False),
         ("related to [[Deep Work]]", "Deep Work", False),  # the relation alone asks for what it relates
         ("Which notes could help with the note I have open?", None, False),  # (the open note is in view)
         ("Where else in my notes could this book help?", None, False),

@@ -153,11 +153,9 @@ def _print_hit(n: int, hit: Hit, also: str = "") -> None:
 
 def _print_connections(result: SearchResult) -> None:
     """The notes connected to the seed: those not linked yet first (what a person most wants to see),
-    then those already linked; each with the passage that connects and the seed's part it is near."""
+    then those already linked; each with the passage that connects and the seed's part it is near.
+    The seed's own passages, when kept ("what could help with [[X]]?"), come before them."""
     print(f"{_connection_line(result.connection_dict())}:")
-    if not result.hits:
-        print("No other note connects to it within what the question asked.")
-        return
     groups = (
         (f"In [[{result.seed_title}]] itself", [h for h in result.hits if h.linked == "seed"]),
         ("Not linked yet", [h for h in result.hits if h.linked == "unlinked"]),
@@ -171,6 +169,8 @@ def _print_connections(result: SearchResult) -> None:
             n += 1
             how = f"; {hit.linked}" if hit.linked not in ("unlinked", "seed") else ""
             _print_hit(n, hit, f"{how}; near its part “{hit.near}”" if hit.near else how)
+    if all(hit.linked == "seed" for hit in result.hits):
+        print("No other note connects to it within what the question asked.")
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:

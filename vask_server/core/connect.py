@@ -131,6 +131,7 @@ _TARGET_RE = re.compile(r"\[\[([^\[\]|#\n]+?)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\
 _NOT_AFTER = "".join(rf"(?<!\b{w}\s)" for w in ("this", "that", "the", "these", "those", "my", "your", "its"))
 _ASKS_THINGS = (
     r"what(?:'s|’s|s)?|which|where|anything|something|everything|other|others|else|elsewhere"
+    r"|any(?!\s+(?:way|chance|reason|sense|point)\b)"
     rf"|{_NOT_AFTER}(?:notes?|ideas?|pages?|entries|things|thoughts|files)"
     r"|qué|cu[áa]l(?:es)?|algo|d[óo]nde|otr[oa]s?|notas"
     # (German "was", not English "was [[X]] …?", "was it …?")
