@@ -12,7 +12,9 @@ index's own link graph. Reported, over the questions:
 - unlinked@10: of the notes judged connected and not linked, the share among the first 10;
 - connected@6: the questions with a linked or judged note among the first 6;
 - in range: of the notes listed for a question with a range, the share whose passage is inside it;
-- seed in first 6: the seed's own passages among the first 6 (the seed is never a connection).
+- seed in first 6: the seed's own passages among the first 6 connections (the seed is never one);
+- seed kept first: questions whose answer keeps the seed's own passages before its connections
+  ("what could help with [[X]]?"); those passages are not counted among the notes listed.
 Needs a running Ollama (or the stand-in) with the model of VASK_EMBED_MODEL. Eval only.
 """
 
@@ -52,8 +54,11 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
                 min_similarity=0.0,
                 current_note=q["seed"] if q.get("current_note") else None,
             )
-            listed = list(dict.fromkeys(hit.path for hit in result.hits))[:DEPTH]
             seed = q["seed"]
+            # the connections: the seed's own passages, kept first when the question may be about it
+            # ("what could help with [[X]]?"), are no connection and take no place
+            connected = [hit for hit in result.hits if hit.linked != "seed"]
+            listed = list(dict.fromkeys(hit.path for hit in connected))[:DEPTH]
             linked = (graph.links_to(seed) | graph.linked_from(seed)) - {seed}
             span = q.get("range")
             if span:  # only the linked notes with a passage inside the range can be asked for
@@ -64,7 +69,7 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
             if span:
                 inside = [
                     h
-                    for h in result.hits
+                    for h in connected
                     if h.date is not None
                     and (h.date_end or h.date).isoformat() >= span["from"]
                     and h.date.isoformat() <= span["to"]
@@ -78,7 +83,8 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
                     "judged": (len(judged & set(listed)), len(judged)),
                     "connected@6": bool((linked | judged) & set(listed[:6])),
                     "in_range": in_range,
-                    "seed_in_6": sum(h.path == seed for h in result.hits[:6]),
+                    "seed_in_6": sum(h.path == seed for h in connected[:6]),
+                    "seed_kept": len(result.hits) - len(connected),
                     "listed": listed,
                 }
             )
@@ -106,6 +112,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "connected@6": round(sum(r["connected@6"] for r in rows) / len(rows), 3) if rows else None,
         "in range": share("in_range") if ranged else None,
         "seed passages in first 6 (max)": max((r["seed_in_6"] for r in rows), default=0),
+        "seed kept first": sum(bool(r.get("seed_kept")) for r in rows),
     }
 
 

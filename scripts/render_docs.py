@@ -13,15 +13,17 @@ What is generated:
   (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
-  (docs/eval/time.json), `eval-connections` (docs/eval/connections-*.json and their first runs),
+  (docs/eval/time.json), `eval-connections` (docs/eval/connections-*.json and their first runs), `eval-named`
+  (docs/eval/named-*.json and their first runs),
   `eval-non-english` (docs/eval/non-english/blind-*.json), `eval-failures` (the failures listed in
   the records of the sets never tuned on).
 - docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.build_parser()`.
 
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
-reading, the plugin's note suggestions and chat history (Node scripts that print), the PDF libraries
-and the machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
+reading, the cost of choosing the keyword terms (`scripts/bench_keyword_sample.py` prints), the
+plugin's note suggestions and chat history (Node scripts that print), the PDF libraries and the
+machine; in EVALUATION.md the "not in your notes" sweep (`scripts/decline_sweep.py`
 prints) and the keyword tokenizers (`scripts/bench_keyword_tokenizers.py` prints); the README's
 summary figures, and the settings tables of the README and docs/REFERENCE.md (held to
 `vask_server/settings.py` by tests/test_docs.py). `vask eval --json` does not record the embedding model,
@@ -496,6 +498,51 @@ def eval_connections() -> str:
     return intro + table(header, rows)
 
 
+def eval_named() -> str:
+    def row(label: str, run: str, s: dict[str, Any]) -> list[str]:
+        return [
+            label,
+            run,
+            str(s["questions"]),
+            str(s["read as connections"]),
+            str(s["named seed dropped"]),
+            str(s["lost"]),
+            f"{s['expected@6 as read']:.3f}",
+            f"{s['expected@6 as written']:.3f}",
+        ]
+
+    rows = []
+    sets = (
+        ("notes-sample", "sample, blind (`named-notes-sample.jsonl`)"),
+        ("notes-hub", "hub, blind (`named-notes-hub.jsonl`)"),
+        (
+            "phrases-sample",
+            "sample, a relation's words used in ordinary ways, not blind (`named-phrases-sample.jsonl`)",
+        ),
+    )
+    for name, label in sets:
+        first = load(EVAL / "first-runs" / f"named-{name}-first-run.json")["summary"]
+        rows.append(row(label, "first run, before", first))
+        rows.append(row("", "as the product stands", load(EVAL / f"named-{name}.json")["summary"]))
+    rows.append(["target", "", "", "", "0", "0", "", ""])
+    header = [
+        "set",
+        "run",
+        "questions",
+        "read as connections",
+        "named seed left out",
+        "named note lost",
+        "expected@6 as read",
+        "as written",
+    ]
+    intro = made_by(
+        "uv run python scripts/eval_named.py tests/eval/named/named-SET.jsonl --vault VAULT",
+        EVAL_MODEL,
+        "[docs/eval/](eval/)`named-*.json`, first runs in [docs/eval/first-runs/](eval/first-runs/)",
+    )
+    return intro + table(header, rows)
+
+
 def eval_non_english() -> str:
     """The questions in Chinese or Japanese of each blind set (not those in English, nor the absent
     ones, which have their own column), run by run."""
@@ -622,6 +669,7 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
         "eval-pooled": eval_pooled,
         "eval-time": eval_time,
         "eval-connections": eval_connections,
+        "eval-named": eval_named,
         "eval-non-english": eval_non_english,
         "eval-failures": eval_failures,
     },

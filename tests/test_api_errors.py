@@ -97,8 +97,6 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
         await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})
         await seen.expect(api, "POST", "/v1/ask", "scope_not_found", json={"question": "pricing #no-such-tag"})
-        await seen.expect(api, "POST", "/v1/search", "no_open_note", json={"query": "what relates to this note?"})
-        await seen.expect(api, "POST", "/v1/ask", "no_open_note", json={"question": "what relates to this note?"})
         await seen.expect(api, "GET", "/v1/related", "bad_request")
         await seen.expect(api, "GET", "/v1/related", "not_found", params={"path": "Nowhere/Missing.md"})
         fake_ollama.fake.fail_next = 1  # the query's embedding fails with HTTP 500, no retries left

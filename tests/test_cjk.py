@@ -3,6 +3,7 @@ Spanish: keyword terms, the index's record of them, time and connection words, t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from datetime import date
@@ -23,12 +24,20 @@ from vask_server.core.cjk import (
     written_in_cjk,
 )
 from vask_server.core.connect import find_connection
+from vask_server.core.keyword_choice import (
+    SAMPLE_NOTES,
+    KeywordChoice,
+    choose_keyword_terms,
+    recorded_language,
+    sample_paths,
+    spread,
+)
 from vask_server.core.language import looks_english, not_english_share
 from vask_server.core.model_languages import language_advice, reads_only_english
 from vask_server.core.retrieve import content_words, covers_query, holds_quoted, named_terms, quoted_terms
 from vask_server.core.timeexpr import read_time
 from vask_server.services.context import index_status, open_services
-from vask_server.services.doctor import _language_check
+from vask_server.services.doctor import _language_checks
 
 TODAY = date(2026, 12, 5)  # a Saturday
 
@@ -234,24 +243,160 @@ async def test_a_chinese_vault_gets_cjk_terms_and_its_words_are_found(fake_ollam
         assert result.hits and result.hits[0].path == "家庭相册数字化.md"
 
 
-async def test_a_change_of_keyword_terms_rewrites_the_keyword_text_without_embedding(
+async def test_a_change_of_keyword_terms_cuts_the_stored_text_anew_without_reading_or_embedding(
     fake_ollama, tmp_path, settings_for
 ):
     vault = _cjk_vault(tmp_path)
     async with open_services(settings_for(vault)) as services:
         await services.indexer.sync()
+    fake_ollama.fake.reset_counters()
     async with open_services(settings_for(vault, keyword_tokenizer="simple")) as services:
         report = await services.indexer.sync()
-        assert report.changed == 5 and report.chunks_embedded == 0  # every row rewritten, vectors reused
+        assert report.changed == 0 and report.chunks_embedded == 0  # no note read again: the rows are cut anew
         assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
         assert await _keyword_paths(services, "片儿川") == []  # a clause is one "word" again
+        assert (await _keyword_paths(services, "starter"))[0] == "Sourdough.md"
     async with open_services(settings_for(vault, keyword_tokenizer="auto")) as services:
-        await services.indexer.sync()  # auto keeps what the index records
-        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
-        full = await services.indexer.sync(force=True)  # `--full` reads the notes again
-        assert full.chunks_embedded == 0
+        report = await services.indexer.sync()  # a whole sync under auto reads the notes again, and chooses
+        assert report.changed == 0 and report.chunks_embedded == 0
         assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
         assert (await _keyword_paths(services, "福贵"))[0] == "读书笔记 - 活着.md"
+        assert (await _keyword_paths(services, "片儿川"))[0] == "日记 - 杭州周末.md"
+    assert fake_ollama.fake.embed_inputs == 2  # each process asks the model its dimension once: no passage
+
+
+def _chinese(n: int, dish: str = "片儿川面条") -> str:
+    return (
+        f"# 笔记 {n}\n\n今天去杭州出差，中午吃了一碗{dish}，味道很好。下午讨论了项目的预算和时间安排，"
+        "大家都同意下周再开一次会，把剩下的问题都解决。\n"
+    )
+
+
+def _english(n: int) -> str:
+    return f"# Note {n}\n\nThoughts on gardening, tea and long walks, written down on day {n} of the year.\n"
+
+
+def test_chinese_notes_named_after_every_english_one_still_get_cjk_terms(cli_env, tmp_path, capsys, settings_for):
+    """300 English notes and 50 Chinese ones whose names sort after them all: a sample of the vault's
+    first paths read English notes only, and a Chinese word was then found by no keyword search."""
+    from vask_server.cli import main
+
+    vault = tmp_path / "mixed"
+    vault.mkdir()
+    for n in range(300):
+        (vault / f"Note {n:03d}.md").write_text(_english(n), encoding="utf-8")
+    for n in range(50):
+        dish = "龙井虾仁和东坡肉" if n == 42 else "片儿川面条"
+        (vault / f"笔记 {n:02d}.md").write_text(_chinese(n, dish), encoding="utf-8")
+    assert main(["index", "--vault", str(vault), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    language = json.loads(capsys.readouterr().out)["language"]
+    assert language["keyword_terms"] == CJK
+    assert language["keyword_sample"] == {"setting": "auto", "notes_read": 350, "cjk_notes": 50}
+    reason = "50 of the 350 notes read are written mostly in Chinese or Japanese"
+    assert language["keyword_reason"] == reason
+    assert main(["status", "--vault", str(vault)]) == 0
+    assert f"keywords:   cjk ({reason})" in capsys.readouterr().out
+
+    async def found() -> list[str]:
+        async with open_services(settings_for(vault)) as services:  # (the same index folder as the CLI's)
+            return await _keyword_paths(services, "龙井虾仁")
+
+    assert asyncio.run(found())[0] == "笔记 42.md"
+
+
+async def test_a_vault_whose_mix_changes_switches_its_keyword_terms_and_embeds_nothing_again(
+    fake_ollama, tmp_path, settings_for
+):
+    """An English note holding a Chinese clause is found by a word of it only once the vault is cut
+    the CJK way: when Chinese notes come, and no longer when they go. Its vectors stay as they were."""
+    vault = tmp_path / "changing"
+    vault.mkdir()
+    for n in range(20):
+        (vault / f"Note {n:02d}.md").write_text(_english(n), encoding="utf-8")
+    travel = "# Travel\n\nIn Hangzhou we had 杭州的片儿川面条很好吃 at a small place by the lake, worth the trip.\n"
+    (vault / "Travel.md").write_text(travel, encoding="utf-8")
+    settings = settings_for(vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert "Travel.md" not in await _keyword_paths(services, "片儿川")
+        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
+        before = await services.store.all_chunk_rows(suffix, dimension, ["id", "vector"], "path = 'Travel.md'")
+
+        for n in range(3):  # the mix changes: Chinese notes come
+            (vault / f"日记 {n}.md").write_text(_chinese(n), encoding="utf-8")
+        fake_ollama.fake.reset_counters()
+        report = await services.indexer.sync()
+        new_rows = await services.store.all_chunk_rows(suffix, dimension, ["id"], "path LIKE '日记%'")
+        assert fake_ollama.fake.embed_inputs == report.chunks_embedded == new_rows.num_rows  # only the new notes'
+        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert "Travel.md" in await _keyword_paths(services, "片儿川")  # its stored text, cut anew
+        after = await services.store.all_chunk_rows(suffix, dimension, ["id", "vector"], "path = 'Travel.md'")
+        assert after.sort_by("id").equals(before.sort_by("id"))  # the same rows and vectors
+        assert (await index_status(services))["language"]["keyword_reason"] == (
+            "3 of the 24 notes read are written mostly in Chinese or Japanese"
+        )
+
+        for n in range(3):  # ... and go
+            (vault / f"日记 {n}.md").unlink()
+        fake_ollama.fake.reset_counters()
+        await services.indexer.sync()
+        assert fake_ollama.fake.embed_inputs == 0
+        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert "Travel.md" not in await _keyword_paths(services, "片儿川")
+        assert set(await _keyword_paths(services, "Hangzhou")) == {"Travel.md"}
+        assert (await index_status(services))["language"]["keyword_reason"] == (
+            "none of the 21 notes read is written mostly in Chinese or Japanese"
+        )
+
+
+async def test_a_sync_of_a_few_notes_cuts_them_as_the_index_does_until_a_whole_sync_decides(
+    fake_ollama, tmp_path, settings_for
+):
+    vault = _cjk_vault(tmp_path)
+    async with open_services(settings_for(vault, keyword_tokenizer="simple")) as services:
+        await services.indexer.sync()
+    async with open_services(settings_for(vault, keyword_tokenizer="cjk")) as services:
+        edited = "# Sourdough\n\nFeed the starter 杭州的片儿川面条 the night before.\n"
+        (vault / "Sourdough.md").write_text(edited, "utf-8")
+        await services.indexer.sync(["Sourdough.md"])  # (an edit's sync, before any whole one)
+        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert await _keyword_paths(services, "片儿川") == []  # every row cut one way: the index's
+        await services.indexer.sync()
+        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert {"Sourdough.md", "日记 - 杭州周末.md"} <= set(await _keyword_paths(services, "片儿川"))
+        reason = (await index_status(services))["language"]["keyword_reason"]
+        assert reason == "set by VASK_KEYWORD_TOKENIZER=cjk"
+
+
+def test_the_sample_is_spread_over_the_whole_vault_and_reads_the_notes_named_in_cjk() -> None:
+    english = [f"Note {n:06d}.md" for n in range(100_000)]
+    chinese = [f"Zeta/{n} 笔记.md" for n in range(30)]  # few: the even steps pass over them
+    chosen = sample_paths(english + chinese)
+    assert len(chosen) == SAMPLE_NOTES + 30 and set(chinese) <= set(chosen)
+    picked = [path for path in chosen if path in set(english)]
+    assert picked[0] == "Note 000000.md" and picked[-1] >= "Note 099950.md"  # from the first path to the last
+    steps = {int(a[5:11]) - int(b[5:11]) for a, b in zip(picked[1:], picked, strict=False)}
+    assert steps <= {50, 51}  # evenly
+    assert sample_paths(english[:350]) == english[:350]  # a small vault: every note
+    assert spread(list("abcdefghij"), 5) == list("acegi")
+
+
+def test_the_choice_says_why_and_is_made_again_under_another_setting_or_rule() -> None:
+    choice = choose_keyword_terms("auto", 350, 50)
+    mostly = "written mostly in Chinese or Japanese"
+    assert choice.terms == CJK and choice.reason() == f"50 of the 350 notes read are {mostly}"
+    assert choose_keyword_terms("auto", 2, 1).reason() == f"1 of the 2 notes read is {mostly}"
+    assert choose_keyword_terms("auto", 350, 0).terms == SIMPLE
+    assert choose_keyword_terms("simple", 350, 50).reason() == "set by VASK_KEYWORD_TOKENIZER=simple"
+    active = {"keyword_terms": CJK, "keyword_choice": choice.to_record(), "not_english": 0.1}
+    assert KeywordChoice.recorded(active) == choice and choice.holds_for("auto") and not choice.holds_for("cjk")
+    assert recorded_language(active, "auto") is not None and recorded_language(active, "simple") is None
+    older = {**active, "keyword_choice": {**choice.to_record(), "rule": 1}}
+    assert recorded_language(older, "auto") is None  # (a choice made by an older rule is made again)
+    assert recorded_language({"keyword_terms": SIMPLE, "not_english": 0.0}, "auto") is None  # (none recorded)
 
 
 async def test_an_english_vault_keeps_the_simple_index_and_its_fingerprint(fake_ollama, small_vault, settings_for):
@@ -261,7 +406,13 @@ async def test_an_english_vault_keeps_the_simple_index_and_its_fingerprint(fake_
         assert meta.active is not None and meta.active["keyword_terms"] == SIMPLE and meta.active["not_english"] == 0
         assert "keyword_terms" not in json.loads(meta.extra["chunking"])  # indexes built before are not redone
         status = await index_status(services)
-        assert status["language"] == {"keyword_terms": SIMPLE, "not_english": 0.0, "advice": None}
+        assert status["language"] == {
+            "keyword_terms": SIMPLE,
+            "keyword_reason": f"none of the {status['notes']} notes read is written mostly in Chinese or Japanese",
+            "keyword_sample": {"setting": "auto", "notes_read": status["notes"], "cjk_notes": 0},
+            "not_english": 0.0,
+            "advice": None,
+        }
 
 
 async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_declines_what_no_note_holds(
@@ -287,8 +438,36 @@ async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_decline
         assert (await ask("扫描老照片以后用 Darktable 怎么整理？")).declined
         status = await index_status(services)
         assert status["language"]["advice"] and "bge-m3" in status["language"]["advice"]
-    check = _language_check(settings_for(vault, embed_model="all-minilm"), {})
+    check, keywords = _language_checks(settings_for(vault, embed_model="all-minilm"), {})
     assert check.level == "warn" and check.ok and "ollama pull bge-m3" in check.fix  # (advice: vask still works)
+    assert keywords.level == "ok" and keywords.detail == (
+        "cjk (Chinese and Japanese cut into pairs): 4 of the 5 notes read are written mostly in Chinese or Japanese"
+    )
+
+
+def test_doctor_chooses_as_a_sync_does_and_says_when_the_index_cuts_otherwise(tmp_path, settings_for) -> None:
+    from vask_server.adapters.meta import IndexMeta, write_meta
+    from vask_server.adapters.vault import Vault
+
+    vault = tmp_path / "mixed"
+    vault.mkdir()
+    for n in range(300):
+        (vault / f"Note {n:03d}.md").write_text(_english(n), encoding="utf-8")
+    for n in range(50):
+        (vault / f"笔记 {n:02d}.md").write_text(_chinese(n), encoding="utf-8")
+    settings = settings_for(vault)
+    notes = Vault(vault).scan().notes
+    _, keywords = _language_checks(settings, notes)
+    reason = "50 of the 350 notes read are written mostly in Chinese or Japanese"
+    first = f"the first sync will use cjk (Chinese and Japanese cut into pairs): {reason}"
+    assert keywords.level == "ok" and keywords.detail == first
+    # an index that chose before its reason was recorded (by the first 200 paths: English notes only)
+    active = {"model": "fake-embed", "dimension": 96, "suffix": "s", "keyword_terms": SIMPLE, "not_english": 0.0}
+    settings.resolved_index_dir().mkdir(parents=True)
+    write_meta(settings.resolved_index_dir(), IndexMeta(active=active))
+    _, keywords = _language_checks(settings, notes)
+    assert keywords.level == "warn" and keywords.ok and "`vask index`" in keywords.fix
+    assert keywords.detail.endswith(f"the notes now call for cjk: {reason}")
 
 
 def test_brackets_around_nothing_name_no_note() -> None:

@@ -278,6 +278,9 @@ def test_a_question_about_a_day_the_calendar_lacks_is_answered_with_a_notice(cli
         (["index", "--full"], "index"),
         (["serve", "--port", "8000"], "serve"),
         (["serve", "the", "guests", "what?"], "ask"),
+        (["pause"], "pause"),
+        (["--vault", "V", "resume"], "resume"),
+        (["pause", "the", "podcast", "when?"], "ask"),
         (["token"], "token"),
         (["token", "add", "phone"], "token"),
         (["token", "of", "thanks", "ideas"], "ask"),
@@ -290,8 +293,8 @@ def test_a_question_about_a_day_the_calendar_lacks_is_answered_with_a_notice(cli
     ],
 )
 def test_a_command_name_starts_a_command_only_when_the_words_after_it_are_that_commands(argv, command):
-    """The documented rule: `index`, `status`, `serve` take no words; `token` takes add/list/revoke and
-    a name; `eval` one file; more words than that are a question."""
+    """The documented rule: `index`, `status`, `serve`, `doctor`, `pause`, `resume` take no words; `token`
+    takes add/list/revoke and a name; `eval` one file; more words than that are a question."""
     from vask_server.cli import build_parser, normalise_argv
 
     normalised = normalise_argv(argv)

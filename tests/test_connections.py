@@ -149,15 +149,18 @@ async def test_time_and_scope_apply_to_the_connected_notes_never_to_the_seed(fak
         assert daily["hits"] and all(hit["path"].startswith("Daily/") for hit in daily["hits"])
 
 
-async def test_this_note_is_the_open_note_and_a_clear_error_without_one(fake_ollama, vault, settings_for):
+async def test_this_note_is_the_open_note_and_without_one_the_question_is_read_as_written(
+    fake_ollama, vault, settings_for
+):
     async with running_app(settings_for(vault)) as api:
         for field in ("open_note", "current_note"):
             result = await api.search("what relates to this project?", **{field: SEED})
             assert result["connection"]["seed"] == SEED and SEED not in [h["path"] for h in result["hits"]]
-        response = await api.post("/v1/search", {"query": "what relates to this project?"})
-        body = await response.json()
-        assert response.status == 400 and body["error"]["code"] == "no_open_note"
-        assert "[[Note name]]" in body["error"]["hint"]
+        # no note open: no error, the question as written, and a notice that says so and how to ask
+        alone = await api.search("what relates to this project?")
+        assert alone["connection"] is None and alone["mode"] != "connections"
+        assert "no note was open" in alone["notice"] and "“relates to this project”" in alone["notice"]
+        assert "[[Note name]]" in alone["notice"]
         # the chip's "search as asked": no seed, [[X]] a scope again
         plain = await api.search("what connects to [[Launch Tidepool app]]?", connect=False)
         assert plain["connection"] is None and all(hit["path"] == SEED for hit in plain["hits"])
@@ -192,9 +195,7 @@ def test_the_command_line_lists_connections_not_linked_yet_and_linked_apart(cli_
     assert "Notes connected to [[Launch Tidepool app]]" in out
     assert "Not linked yet:" in out and "Already linked:" in out
     assert out.index("Not linked yet:") < out.index("Already linked:")
-    code = main(["search", "--vault", str(vault), "what relates to this note?"])
-    _, err = capsys.readouterr()
-    assert code == 2 and "--note PATH" in err
+    assert "--no-connect asks it as written" in err
 
 
 async def test_the_related_pane_is_the_same_mechanism(fake_ollama, vault, settings_for):

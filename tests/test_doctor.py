@@ -45,6 +45,7 @@ def test_all_is_well_once_indexed_and_each_check_says_what_it_found(cli_env, vau
         "vault": "ok",
         "index": "ok",
         "language": "ok",
+        "keyword search": "ok",
         "port": "ok",
         "Obsidian plugin": "info",  # (not installed: said, with where to find it; nothing wrong)
     }

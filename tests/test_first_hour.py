@@ -67,6 +67,11 @@ def test_time_left_follows_the_pace_in_bytes_and_leaves_out_the_pauses() -> None
     assert describe_eta(None) == ""
 
 
+def _files_holding(folder: Path, word: str) -> list[str]:
+    """The files under the index folder whose bytes hold `word`."""
+    return [str(p) for p in folder.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
+
+
 async def _until(condition, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not await condition():
@@ -190,3 +195,104 @@ async def test_a_keyword_table_a_killed_sync_left_goes_with_the_next_whole_sync(
         (vault / "Notes" / "Note 001.md").write_text("# Topic 1\n\nRewritten too.\n")
         await services.indexer.sync()  # a whole sync, as every start's
     assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
+
+
+async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_ollama, tmp_path, settings_for) -> None:
+    """The pause outlives a restart (index.json), and so does the keyword table: after the server
+    starts again over the same index folder, the notes not yet embedded are still found by keyword,
+    as the notice says, and the table follows what changed in the vault while it was down."""
+    vault = tmp_path / "vault"
+    paths = make_vault(vault)
+    for path, words in ((paths[-2], "A xerophytic garden, seen twice."), (paths[-3], "A quagmirish private matter.")):
+        when = (vault / path).stat().st_mtime  # (kept: old notes, not embedded before the restart)
+        with (vault / path).open("a") as note:
+            note.write(f"\n{words}\n")
+        os.utime(vault / path, (when, when))
+    fake = fake_ollama.fake
+    fake.hold_from_call = 2
+    settings = settings_for(vault, embed_batch_size=64)
+    today = __import__("datetime").date.today()
+
+    async def search(services, words: str):  # type: ignore[no-untyped-def]
+        return await services.searcher.search_question(words, today=today, top_k=6, min_similarity=0.0)
+
+    try:
+        async with open_services(settings) as services:
+            indexer, store = services.indexer, services.store
+            indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
+            sync = asyncio.create_task(indexer.sync(pausable=True))
+
+            async def keyword_table_ready() -> bool:
+                building = store.read_meta().building
+                return building is not None and store.text_ready(building["suffix"])
+
+            await _until(keyword_table_ready)
+            indexer.set_paused(True)
+            fake.released.set()  # the held batch ends, and the sync waits at the next: paused
+
+            async def waiting_paused() -> bool:
+                return indexer.progress is not None and indexer.progress.paused
+
+            await _until(waiting_paused)
+            sync.cancel()  # the server stops (a restart, a reboot)
+            with pytest.raises(asyncio.CancelledError):
+                await sync
+        fake.hold_from_call = None
+        index_dir = settings.resolved_index_dir()
+        assert _files_holding(index_dir, "quagmirish")  # (in the keyword table, not embedded yet)
+        # while it is down: a note goes, another comes, and one is excluded
+        (vault / paths[-2]).unlink()
+        (vault / "Notes" / "New.md").write_text("# New\n\nA zymurgical experiment with cider.\n")
+        settings = settings_for(vault, embed_batch_size=64, exclude=(paths[-3],))
+
+        async with open_services(settings) as services:  # a new store over the same folder
+            indexer, store = services.indexer, services.store
+            assert indexer.paused and store.read_meta().active is None
+            rare = await search(services, RARE)
+            assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
+            assert rare.notice and "found by keyword only" in rare.notice
+            # the start-up sync, paused as the server's is: the table is brought in step first
+            sync = asyncio.create_task(indexer.sync(pausable=True))
+
+            async def waiting_paused_again() -> bool:
+                return indexer.progress is not None and indexer.progress.paused
+
+            await _until(waiting_paused_again)
+            assert [h.path for h in (await search(services, "zymurgical")).hits][:1] == ["Notes/New.md"]
+            assert not [h for h in (await search(services, "xerophytic")).hits if h.path == paths[-2]]
+            assert not [h for h in (await search(services, "quagmirish")).hits if h.path == paths[-3]]
+            assert _files_holding(index_dir, "quagmirish") == []  # no table version, no index file
+            rare = await search(services, RARE)
+            assert rare.hits[0].path == paths[-1] and rare.hits[0].keyword_only
+            assert rare.notice and "the others are found by keyword only" in rare.notice
+            indexer.set_paused(False)
+            report = await asyncio.wait_for(sync, 60)
+            assert report.changed == 149  # (150 notes: one gone, one new, one excluded)
+            assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
+            rare = await search(services, RARE)
+            assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
+    finally:
+        fake.released.set()
+        fake.hold_from_call = None
+
+
+async def test_without_a_keyword_table_the_notice_does_not_promise_keyword_matches(
+    fake_ollama, tmp_path, settings_for
+) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    settings = settings_for(vault, embed_batch_size=64)
+    async with open_services(settings) as services:
+        indexer = services.indexer  # (a fast model by these measures: no keyword table is written)
+        indexer.set_paused(True)
+        sync = asyncio.create_task(indexer.sync(pausable=True))
+
+        async def waiting_paused() -> bool:
+            return indexer.progress is not None and indexer.progress.paused
+
+        await _until(waiting_paused)
+        today = __import__("datetime").date.today()
+        found = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+        assert found.hits == [] and found.notice and "the others are found once they are embedded" in found.notice
+        indexer.set_paused(False)
+        await asyncio.wait_for(sync, 60)

@@ -42,3 +42,26 @@ async def test_a_new_index_is_written_in_the_current_format_and_runs_no_step(fak
         await services.indexer.sync()
         assert services.store.read_meta().extra[migrations.APPLIED] == migrations.current_format()
         assert await migrations.migrate(services.store) == []
+
+
+async def test_a_fingerprint_that_held_the_keyword_terms_loses_them_so_nothing_is_chunked_again(tmp_path):
+    from vask_server.adapters.snapshot import SNAPSHOT_FILE
+    from vask_server.core.plan import IndexOptions
+
+    options = IndexOptions(keyword_terms="cjk")
+    old = json.loads(options.fingerprint())
+    old["keyword_terms"] = "cjk"  # as vask wrote it when the fingerprint held them
+    active = {"model": "m", "dimension": 4, "suffix": "s", "keyword_terms": "cjk"}
+    extra = {"chunking": json.dumps(old, sort_keys=True), migrations.APPLIED: ["m001_keyword_terms_recorded"]}
+    _write_index_json(tmp_path, {"active": active, "extra": extra})
+    (tmp_path / SNAPSHOT_FILE).write_text("{}")
+    store = await Store.open(tmp_path)
+    assert store.read_meta().extra["chunking"] == options.fingerprint()
+    assert not (tmp_path / SNAPSHOT_FILE).exists()  # (it named the old fingerprint)
+    # one that never held them is left as it was
+    other = tmp_path / "other"
+    extra = {"chunking": IndexOptions().fingerprint(), migrations.APPLIED: ["m001_keyword_terms_recorded"]}
+    _write_index_json(other, {"active": active, "extra": extra})
+    (other / SNAPSHOT_FILE).write_text("{}")
+    store = await Store.open(other)
+    assert store.read_meta().extra["chunking"] == IndexOptions().fingerprint() and (other / SNAPSHOT_FILE).exists()

@@ -6,8 +6,10 @@ pipe closes), `POST /v1/models/pull` downloads a model with its progress, and `G
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -126,13 +128,16 @@ async def test_the_doctor_endpoint_says_what_is_missing_with_its_fix(fake_ollama
 # --- pairing: a real `vask serve` process ---------------------------------------------------------------
 
 
-def start_paired(vault: Path, fake: RunningFake, tmp_path: Path, pair: Path) -> subprocess.Popen[str]:
+def start_paired(
+    vault: Path, fake: RunningFake, tmp_path: Path, pair: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     env = {
         **os.environ,
         "OLLAMA_HOST": fake.url,
         "VASK_EMBED_MODEL": EMBED_MODEL,
         "VASK_CHAT_MODEL": CHAT_MODEL,
         "VASK_INDEX_DIR": str(tmp_path / "index"),
+        **(extra_env or {}),
     }
     argv = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--port", "0"]
     # As the plugin's supervisor passes them: `--name=value`, which a nonce starting with "-" needs.
@@ -178,6 +183,100 @@ def test_serve_writes_a_private_pair_file_and_stops_when_its_starter_goes(fake_o
     assert process.stdout is not None
     output = process.stdout.read()
     assert "paired:" in output and token not in output
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The addresses this machine listens on at `port`, read from Linux's socket tables."""
+    found: set[str] = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        with contextlib.suppress(FileNotFoundError), open(table, encoding="ascii") as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, port_hex = local.split(":")
+                if state != "0A" or int(port_hex, 16) != port:  # (0A: LISTEN)
+                    continue
+                raw = bytes.fromhex(address)
+                # (each 32-bit word in the machine's order: little-endian on the machines tests run on)
+                packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add(socket.inet_ntop(family, packed))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket tables")
+def test_a_paired_server_stays_on_loopback_over_http_whatever_its_environment_says(fake_ollama, small_vault, tmp_path):
+    """The plugin's server inherits Obsidian's environment, where variables meant for a server run by hand
+    (the whole network, with TLS) may be set: it listens on 127.0.0.1 over plain HTTP all the same."""
+    pair = tmp_path / "pair.json"
+    remote = {
+        "VASK_HOST": "0.0.0.0",
+        "VASK_ALLOW_REMOTE": "true",
+        "VASK_TLS_CERT": str(tmp_path / "no-such-cert.pem"),
+        "VASK_TLS_KEY": str(tmp_path / "no-such-key.pem"),
+    }
+    process = start_paired(small_vault, fake_ollama, tmp_path, pair, remote)
+    try:
+        paired = wait_for(pair)
+        assert paired["url"].startswith("http://127.0.0.1:")
+        port = int(paired["url"].rsplit(":", 1)[1])
+        assert listening_addresses(port) == {"127.0.0.1"}
+        request = urllib.request.Request(
+            f"{paired['url']}/v1/health", headers={"Authorization": f"Bearer {paired['token']}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    assert "note: the address 0.0.0.0 (VASK_HOST, --host) set aside" in output
+    assert "note: VASK_ALLOW_REMOTE (--allow-remote) set aside" in output
+    assert "note: VASK_TLS_CERT and VASK_TLS_KEY (--tls-cert, --tls-key) set aside" in output
+    assert "WITHOUT TLS" not in output
+
+
+def test_a_vault_named_in_letters_the_outputs_code_page_lacks_still_pairs(fake_ollama, tmp_path):
+    """Windows' pipes are in the ANSI code page (cp1252 in the West): the line naming the vault used
+    to stop the server there, before it paired."""
+    vault = tmp_path / "笔记 Ελληνικά"
+    vault.mkdir()
+    (vault / "Note.md").write_text("# Note\n\nA few words.\n", encoding="utf-8")
+    pair = tmp_path / "pair.json"
+    process = start_paired(vault, fake_ollama, tmp_path, pair, {"PYTHONIOENCODING": "cp1252"})
+    try:
+        paired = wait_for(pair)
+        assert paired["url"].startswith("http://127.0.0.1:")
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.stdout is not None
+    assert "\\u7b14\\u8bb0 \\u0395" in process.stdout.read()  # (the name, escaped)
+
+
+def test_loopback_only_keeps_a_loopback_literal_and_sets_the_rest_aside(tmp_path):
+    from vask_server.config import load_settings, loopback_only
+
+    env = {"VASK_HOST": "0.0.0.0", "VASK_ALLOW_REMOTE": "true", "VASK_TLS_CERT": "c.pem", "VASK_TLS_KEY": "k.pem"}
+    local, notes = loopback_only(load_settings(env=env, vault=tmp_path))
+    assert (local.host, local.allow_remote, local.tls_cert, local.tls_key) == ("127.0.0.1", False, None, None)
+    assert len(notes) == 3 and all("--pair-file" in note for note in notes)
+    for host, bound in [
+        ("::1", "::1"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("localhost", "127.0.0.1"),
+        ("192.168.1.5", "127.0.0.1"),
+    ]:
+        local, notes = loopback_only(load_settings(env={"VASK_HOST": host}, vault=tmp_path))
+        assert local.host == bound
+        assert bool(notes) == (host == "192.168.1.5")  # (localhost becomes a literal without a word)
 
 
 def test_a_pair_file_a_newer_run_wrote_is_left_alone(tmp_path):

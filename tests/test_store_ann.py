@@ -3,6 +3,8 @@ that stay close to exact. Real LanceDB tables on disk, small (thresholds lowered
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +298,85 @@ async def test_the_index_is_built_again_in_the_background_once_enough_rows_are_o
     indices = await table.list_indices()
     assert _vector_index_uuids(indices) != first and outside(indices) == 0
     assert [i.name for i in indices if "vector" in i.columns] == [ann_plan(2_400).index_name]  # as planned now
+
+
+class _Heard(logging.Handler):
+    """Sets an event when a record whose message holds `words` is logged (from the event loop's thread)."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__(logging.INFO)
+        self.words = words
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage():
+            self.event.set()
+
+
+@pytest.mark.reliability
+@pytest.mark.parametrize("upkeep", ["purge", "compact"])
+async def test_a_purge_or_compaction_asked_for_during_a_vector_index_build_waits_for_it(
+    tmp_path: Path, small_plan: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, upkeep: str
+) -> None:
+    """The purge cleans files no version references (`delete_unverified`), which LanceDB calls safe only
+    with no write in progress, and an index being built is one until it commits; a compaction drops the
+    old index the build replaces. The build is held at its start by an event: deterministic, no sleeps."""
+    import vask_server.adapters.upkeep as upkeep_module
+
+    store, table, rng, centres = await _indexed(tmp_path, 11, 1_000)
+    await table.add(_rows(1_000, 2_000, rng, centres))  # outgrown: rebuilt in the background
+    building, release = asyncio.Event(), asyncio.Event()
+    create = store.ann.create
+    order: list[str] = []
+
+    async def held_create(name: str, table: Any, plan: Any) -> None:
+        building.set()
+        await release.wait()
+        await create(name, table, plan)
+        order.append("built")
+
+    drop = store.ann.drop
+
+    async def noted_drop(name: str, table: Any) -> None:
+        order.append(f"{upkeep} drops the index")
+        await drop(name, table)
+
+    monkeypatch.setattr(store.ann, "create", held_create)
+    monkeypatch.setattr(store.ann, "drop", noted_drop)
+    monkeypatch.setattr(upkeep_module, "_COMPACT_INDEXED_FRAGMENTS", 1)  # (a compaction is due)
+    await store.index_vectors_later(SUFFIX, DIM)
+    await building.wait()
+    await store.delete_notes(SUFFIX, DIM, ["note3.md"])  # the excluded note (writes go on during a build)
+
+    heard = _Heard("waits for the vector index being built")
+    caplog.set_level(logging.INFO, logger=upkeep_module.__name__)
+    logging.getLogger(upkeep_module.__name__).addHandler(heard)
+    try:
+        work = asyncio.create_task(store.purge(SUFFIX, DIM) if upkeep == "purge" else store.compact(SUFFIX, DIM))
+        waiting = asyncio.create_task(heard.event.wait())
+        await asyncio.wait({work, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        assert not work.done(), f"the {upkeep} ran while the vector index was being built"
+        assert order == []
+        release.set()
+        await work
+        await store.wait_background()
+    finally:
+        logging.getLogger(upkeep_module.__name__).removeHandler(heard)
+        release.set()
+    assert order == ["built", f"{upkeep} drops the index"]
+
+    # the table reads whole and right, and takes a new index
+    table = await store.chunks(SUFFIX, DIM)
+    assert await table.count_rows() == 3_000 - 20
+    assert _vector_index_uuids(await table.list_indices()) == []  # dropped by the purge or compaction
+    if upkeep == "purge":
+        assert len(await table.list_versions()) == 1  # no older version keeps the excluded note
+    plan = await store.missing_vector_index(SUFFIX, DIM)
+    assert plan == ann_plan(2_980)
+    await store.index_vectors_now(SUFFIX, DIM, plan)
+    assert len(_vector_index_uuids(await table.list_indices())) == 1
+    for query in centres[:10].astype(np.float32):
+        hits = await store.vector_search(SUFFIX, DIM, query, 50)
+        exact = await table.query().nearest_to(query).distance_type("cosine").limit(50).bypass_vector_index().to_arrow()
+        assert not any(hit["path"] == "note3.md" for hit in hits)
+        assert len({hit["id"] for hit in hits} & set(exact["id"].to_pylist())) >= 45

@@ -263,6 +263,10 @@ async def test_status_lists_failures_with_reasons(fake_ollama, vault, settings_f
         assert status["state"] == "idle" and status["pending"] == 0
         assert status["stage"] is None  # (a sync's steps after its notes: none once idle)
         assert {"path": "binary.md", "reason": "binary file with a .md name"} in status["skipped"]
+        # how keyword search cuts text, and why (sample_vault has notes in Chinese and Japanese)
+        language = status["language"]
+        assert language["keyword_terms"] == "cjk" and language["keyword_sample"]["cjk_notes"] >= 4
+        assert language["keyword_reason"].endswith("notes read are written mostly in Chinese or Japanese")
 
 
 async def test_openapi_document_is_valid_and_covers_every_route(fake_ollama, vault, settings_for):

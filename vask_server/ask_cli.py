@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from vask_server.services.search import SearchResult
 
 
+# The way out of a connection reading, said whenever a question is read as one (the plugin's ✕ on the seed)
+_AS_WRITTEN = "note: read as a question about what connects to a note; --no-connect asks it as written."
+
+
 async def ask(args: argparse.Namespace, services: Services) -> int:
     """`vask ask`: the answer as the model writes it, then its sources; --json: the event stream."""
     from vask_server.services.qa import AskRequest
@@ -55,6 +59,7 @@ async def ask(args: argparse.Namespace, services: Services) -> int:
             if line := _range_line(event.get("time_range")):
                 print(f"{line}:", file=sys.stderr)
             if line := _connection_line(event.get("connection")):
+                print(_AS_WRITTEN, file=sys.stderr)
                 print(f"{line}:", file=sys.stderr)
         elif kind == "token":
             sys.stdout.write(event["text"])
@@ -127,6 +132,7 @@ async def search(args: argparse.Namespace, services: Services) -> int:
     if line := _range_line(time_range):
         print(f"{line}:")
     if result.seed is not None:
+        print(_AS_WRITTEN, file=sys.stderr)
         _print_connections(result)
         return 0
     if not result.hits:
@@ -147,14 +153,13 @@ def _print_hit(n: int, hit: Hit, also: str = "") -> None:
 
 def _print_connections(result: SearchResult) -> None:
     """The notes connected to the seed: those not linked yet first (what a person most wants to see),
-    then those already linked; each with the passage that connects and the seed's part it is near."""
+    then those already linked; each with the passage that connects and the seed's part it is near.
+    The seed's own passages, when kept ("what could help with [[X]]?"), come before them."""
     print(f"{_connection_line(result.connection_dict())}:")
-    if not result.hits:
-        print("No other note connects to it within what the question asked.")
-        return
     groups = (
+        (f"In [[{result.seed_title}]] itself", [h for h in result.hits if h.linked == "seed"]),
         ("Not linked yet", [h for h in result.hits if h.linked == "unlinked"]),
-        ("Already linked", [h for h in result.hits if h.linked != "unlinked"]),
+        ("Already linked", [h for h in result.hits if h.linked not in ("unlinked", "seed")]),
     )
     n = 0
     for title, hits in groups:
@@ -162,8 +167,10 @@ def _print_connections(result: SearchResult) -> None:
             print(f"\n{title}:")
         for hit in hits:
             n += 1
-            how = f"; {hit.linked}" if hit.linked != "unlinked" else ""
+            how = f"; {hit.linked}" if hit.linked not in ("unlinked", "seed") else ""
             _print_hit(n, hit, f"{how}; near its part “{hit.near}”" if hit.near else how)
+    if all(hit.linked == "seed" for hit in result.hits):
+        print("No other note connects to it within what the question asked.")
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:

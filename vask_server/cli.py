@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import sys
@@ -90,7 +91,8 @@ def _add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str]) ->
     for spec in SETTINGS:
         if spec.name not in names:
             continue
-        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]"
+        # (argparse formats help with %: a literal one, as in %LOCALAPPDATA%, is written %%)
+        help_text = f"{spec.help} [env {spec.env}; default {spec.default}]".replace("%", "%%")
         # Values stay strings here: load_settings parses and validates them as it does the
         # environment's, so a bad value gets the same error and hint from either.
         if spec.default is False:
@@ -255,7 +257,7 @@ _TOKEN_ACTIONS = ("add", "list", "revoke")
 def _is_command(name: str, words: list[str]) -> bool:
     if name in ("ask", "search"):
         return True  # (their words are the question: `vask search tax return` searches for "tax return")
-    if name in ("index", "status", "serve", "doctor"):
+    if name in ("index", "status", "serve", "doctor", "pause", "resume"):
         return not words
     if name == "token":
         return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
@@ -305,7 +307,18 @@ def normalise_argv(argv: Sequence[str]) -> list[str]:
     return ["ask", *args]
 
 
+def _never_stopped_by_a_character() -> None:
+    """A character the output's encoding lacks is written escaped instead of stopping the command: on
+    Windows a pipe (the plugin's, or `> file`) is in the ANSI code page, where a vault's Chinese, Greek
+    or emoji names are not, and `vask serve` would stop at the line that names the vault."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _never_stopped_by_a_character()
     args = build_parser().parse_args(normalise_argv(sys.argv[1:] if argv is None else argv))
     try:
         settings = _settings(args)
@@ -353,6 +366,13 @@ def _print_error(exc: VaskError) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "index":  # (the index's one writer: the other commands here only read it)
+        with index_cli.writer(settings):
+            return await _command(args, settings)
+    return await _command(args, settings)
+
+
+async def _command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "index" and not args.full and index_cli.nothing_changed(settings):
         return 0
     from vask_server.services.context import open_services

@@ -11,6 +11,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from vask_server.errors import ConfigError
@@ -29,7 +30,9 @@ __all__ = [
     "Settings",
     "default_index_dir",
     "header_dict",
+    "is_loopback",
     "load_settings",
+    "loopback_only",
     "same_server",
     "validate",
 ]
@@ -245,3 +248,40 @@ def header_dict(lines: tuple[str, ...]) -> dict[str, str]:
     """VASK_OLLAMA_HEADERS as the mapping a client sends."""
     pairs = (line.partition(":") for line in lines)
     return {name.strip(): value.strip() for name, _, value in pairs}
+
+
+def is_loopback(host: str) -> bool:
+    """`localhost`, 127.0.0.0/8 or ::1 (with or without brackets)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# The address a server started for a program on this machine (`vask serve --pair-file`) binds when the
+# one set is not a loopback address: 127.0.0.1 exists on every system, and a literal (unlike `localhost`,
+# which names ::1 first on some) is one address with one port.
+PAIRED_HOST = "127.0.0.1"
+
+
+def loopback_only(settings: Settings) -> tuple[Settings, list[str]]:
+    """The settings of a server started by a program on this machine (the Obsidian plugin, through
+    `--pair-file`): plain HTTP on a loopback address, whatever the environment it inherited says
+    (VASK_HOST=0.0.0.0 with VASK_ALLOW_REMOTE=true meant for a server run by hand, or TLS files),
+    since its starter pairs only with such an address. Also what was set aside, a line each."""
+    notes: list[str] = []
+    why = "a server started with --pair-file listens on loopback over plain HTTP, for this machine only"
+    host = settings.host
+    if not is_loopback(host):
+        notes.append(f"the address {host} (VASK_HOST, --host) set aside: {why}")
+        host = PAIRED_HOST
+    elif host.lower().rstrip(".") == "localhost":
+        host = PAIRED_HOST  # (one address: its starter is told a literal one)
+    if settings.allow_remote:
+        notes.append(f"VASK_ALLOW_REMOTE (--allow-remote) set aside: {why}")
+    if settings.tls_cert is not None or settings.tls_key is not None:
+        notes.append(f"VASK_TLS_CERT and VASK_TLS_KEY (--tls-cert, --tls-key) set aside: {why}")
+    local = replace(settings, host=host, allow_remote=False, tls_cert=None, tls_key=None)
+    return local, notes

@@ -36,12 +36,6 @@ class BadRequest(VaskError):
     summary = "Invalid request: body, field or path (a path leaving the vault included)"
 
 
-class NoOpenNote(VaskError):
-    code = "no_open_note"
-    status = 400
-    summary = "The question asks what connects to the open note ('this note'), and none was given"
-
-
 ScopeKind = Literal["note", "tag", "folder"]  # what a scope mention names
 
 

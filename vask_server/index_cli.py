@@ -1,5 +1,5 @@
-"""`vask index`, `vask status`, `vask pause` and `vask resume`: building the index with a progress bar,
-saying what it holds, and pausing the server's indexing."""
+"""`vask index`, `vask status`, `vask pause` and `vask resume`: building the index with a progress bar
+(the index's one writer meanwhile), saying what it holds, and pausing the server's indexing."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from vask_server.core.progress import SyncProgress, describe_eta
 from vask_server.errors import VaskError
 
 if TYPE_CHECKING:
+    from vask_server.adapters.writer_lock import IndexBusy, WriterLock
     from vask_server.services.context import Services
 
 
@@ -90,8 +91,11 @@ async def status(args: argparse.Namespace, services: Services) -> int:
         more = status["serve_memory_mib_per_10000_notes"]
         extra = f", +{more:,} MiB per 10,000 more notes at this rate" if more is not None else ""
         print(f"memory:     vask serve idles at about {status['serve_memory_mib']:,} MiB{extra}")
-    if status["language"]["advice"]:
-        print(f"language:   {status['language']['advice']}")
+    language = status["language"]
+    if language["keyword_terms"]:
+        print(f"keywords:   {language['keyword_terms']} ({language['keyword_reason']})")
+    if language["advice"]:
+        print(f"language:   {language['advice']}")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
 
     def server(entry: dict[str, Any]) -> str:
@@ -113,21 +117,60 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
+def writer(settings: Settings) -> WriterLock:
+    """`vask index`'s hold on the index (adapters/writer_lock.py), taken before it reads anything:
+    a second writer, or a `vask serve` running on the index, is an error that names it."""
+    from vask_server.adapters.writer_lock import INDEX, WriterLock
+
+    settings.require_vault()  # (a wrong vault is said before any folder is made for it)
+    return WriterLock(settings.resolved_index_dir(), INDEX)
+
+
 def pause(settings: Settings, *, paused: bool) -> int:
-    """Kept in the index's index.json, where a running `vask serve` hears it within a second."""
+    """Through the running `vask serve`'s API when one holds the index (it alone writes index.json
+    then); else written into index.json, where the next server reads it."""
     from vask_server.adapters.meta import read_meta, write_meta
+    from vask_server.adapters.writer_lock import IndexBusy, WriterLock
 
     index_dir = settings.resolved_index_dir()
     if not (index_dir / "index.json").exists():
         raise VaskError(f"There is no index in {index_dir} to pause or resume.", "Check --vault / --index-dir.")
-    meta = read_meta(index_dir)
-    meta.set_paused(paused)
-    write_meta(index_dir, meta)
+    lock = WriterLock(index_dir, "vask pause" if paused else "vask resume")
+    try:
+        lock.acquire()
+    except IndexBusy as busy:
+        return _pause_server(busy, paused)
+    try:
+        meta = read_meta(index_dir)
+        meta.set_paused(paused)
+        write_meta(index_dir, meta)
+    finally:
+        lock.release()
     if paused:
-        print("indexing paused: `vask serve` stops after its current batch and keeps what it embedded.")
+        print("indexing paused: no `vask serve` runs on this index now; the next one waits until `vask resume`.")
+        print("Searches go on.")
+    else:
+        print("indexing resumed: the next `vask serve` of this index indexes as usual.")
+    return 0
+
+
+def _pause_server(busy: IndexBusy, paused: bool) -> int:
+    from vask_server.adapters.running_server import post
+    from vask_server.adapters.writer_lock import INDEX, SERVE
+
+    holder = busy.holder
+    if holder is None or holder.command != SERVE:
+        hint = (
+            "`vask pause` pauses `vask serve`; a `vask index` run by hand is not paused: stop it with Ctrl-C "
+            "(it keeps what it embedded), then run `vask pause` again."
+        )
+        raise VaskError(busy.message, hint if holder is not None and holder.command == INDEX else busy.hint)
+    post(holder, busy.index_dir, "/v1/index/pause" if paused else "/v1/index/resume")
+    if paused:
+        print(f"indexing paused: {holder.describe()} stops after its current batch and keeps what it embedded.")
         print("Searches go on. `vask resume` goes on where it stopped (also after a restart).")
     else:
-        print("indexing resumed.")
+        print(f"indexing resumed: {holder.describe()} goes on where it stopped.")
     return 0
 
 

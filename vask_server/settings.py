@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -245,8 +246,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "--index-dir",
         _path,
         "Where the index lives. Default: a per-user data folder keyed by the vault's absolute path "
-        "($XDG_DATA_HOME/vask/indexes/<vault name>-<hash>, ~/.local/share when unset), "
-        "outside the vault so sync tools never copy it.",
+        "($XDG_DATA_HOME/vask/indexes/<vault name>-<hash>; when unset ~/.local/share on Linux and macOS, "
+        "%LOCALAPPDATA% on Windows), outside the vault so sync tools never copy it.",
     ),
     SettingSpec(
         "provider",
@@ -490,8 +491,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "--keyword-tokenizer",
         _lower,
         "How keyword search cuts text into terms: simple (at spaces and punctuation), cjk (Chinese and "
-        "Japanese also into character pairs; other words whole), or auto (cjk when the notes hold Chinese "
-        "or Japanese, detected when the index is built). A change rebuilds the keyword index.",
+        "Japanese also into character pairs; other words whole), or auto (cjk when a note is written mostly "
+        "in Chinese or Japanese, read from a sample of the vault at every whole sync). A change cuts the "
+        "stored keyword text anew and rebuilds the keyword index; nothing is embedded again.",
     ),
     SettingSpec(
         "pull_registries",
@@ -512,9 +514,19 @@ def spec(name: str) -> SettingSpec:
 
 
 def default_index_dir(vault: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The index's folder when none is set: `<data folder>/vask/indexes/<vault name>-<hash of its path>`,
+    the data folder being $XDG_DATA_HOME when set, else ~/.local/share on Linux and macOS (where uv and
+    pipx keep theirs) and %LOCALAPPDATA% on Windows (this machine's, not roaming: an index is large and
+    belongs to one machine). On Windows an index made under ~/.local/share before is still used."""
     env = os.environ if env is None else env
-    base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     absolute = str(vault.expanduser().resolve())
     digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(absolute).name).strip("-") or "vault"
-    return base / "vask" / "indexes" / f"{name}-{digest}"
+    folder = Path("vask") / "indexes" / f"{name}-{digest}"
+    xdg = Path.home() / ".local" / "share"
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]) / folder
+    if sys.platform != "win32":
+        return xdg / folder
+    local = Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / folder
+    return xdg / folder if (xdg / folder).is_dir() and not local.exists() else local

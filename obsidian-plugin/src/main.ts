@@ -13,6 +13,8 @@ import { isIndexedPath, isMarkdownPath } from './lib/paths';
 import { secretStoreOf, type TokenHome } from './lib/secrets';
 import { DEFAULT_SETTINGS, type DeviceSettings, type VaskSettings } from './lib/settings';
 import { SettingsStore } from './lib/settingsStore';
+import { LocalServerControl } from './lib/localServerControl';
+import { localSystem } from './desktop/localServer';
 import { StatusStream } from './lib/statusStream';
 import type { Pairing } from './lib/supervisor';
 import { AutoTransport, bufferedTransport, fetchTransport, type Transport } from './lib/transport';
@@ -24,7 +26,6 @@ import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
 import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
 import { HOVER_SOURCE } from './view/links';
 import { RelatedView, VIEW_TYPE_RELATED } from './view/RelatedView';
-import { LocalServerControl } from './view/localServerControl';
 import { ServerLogModal } from './view/ServerLogModal';
 import { VaskSettingTab, type SettingsHost } from './view/SettingsTab';
 import { StatusBar } from './view/statusbar';
@@ -83,7 +84,8 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 				}
 			},
 			stateChanged: () => this.settingTab?.refreshLocal(),
-		});
+			notify: (text) => new Notice(text, 20_000),
+		}, localSystem());
 		this.client = this.makeClient();
 		await this.loadHistory();
 
@@ -213,7 +215,9 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			this.setConnection({ state: 'connecting' });
 			this.restartStreamSoon();
 		}
-		if (before.manageServer !== this.settings.manageServer || before.vaskPath !== this.settings.vaskPath) void this.local.apply();
+		// (the executable's path once typing pauses: each keystroke is a path that may not exist yet)
+		if (before.manageServer !== this.settings.manageServer) void this.local.apply();
+		else if (before.vaskPath !== this.settings.vaskPath) this.local.applySoon();
 	}
 
 	/** The keychain's token was changed outside the plugin (in Obsidian's settings): use the new one. */

@@ -132,3 +132,21 @@ def test_token_file_is_private(tmp_path: Path):
     token_path(tmp_path).chmod(0o644)  # someone loosened it: fixed on the next start
     assert ensure_token(tmp_path) == token
     assert token_path(tmp_path).stat().st_mode & 0o777 == 0o600
+
+
+def test_the_language_sample_reads_nothing_outside_the_vault(tmp_path):
+    """The sample's quick read (`Vault.read_head`) resolves no path link by link, as `read_note` does:
+    it takes only plain vault-relative paths, and opens no link at their end."""
+    from vask_server.adapters.vault import NoteUnreadable, Vault
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (tmp_path / "private.md").write_text("PRIVATE-OUTSIDE-TEXT\n")
+    (vault / "escape.md").symlink_to(tmp_path / "private.md")
+    (vault / "note.md").write_text("# A note\n\n" + "词" * 3000)
+    reader = Vault(vault)
+    head = reader.read_head("note.md", 4096)
+    assert head.startswith("# A note") and len(head.encode()) <= 4096 and head.endswith("词")  # (no half character)
+    for bad in ("escape.md", "../private.md", str(tmp_path / "private.md"), "", "a\x00b.md"):
+        with pytest.raises(NoteUnreadable):
+            reader.read_head(bad, 4096)

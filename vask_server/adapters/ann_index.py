@@ -21,11 +21,15 @@ log = logging.getLogger(__name__)
 class VectorIndexes:
     """One per store. `built`: the chunk tables (by name) that have an ANN index on `vector`, with
     the partitions it was built with (None: not known, an index from before `ann_plan`). `task`: a
-    build running in the background, at most one at a time."""
+    build running in the background, at most one at a time. `upkeep`: the store's lock for the work
+    that rewrites or cleans a table's files (upkeep.py); a build holds it from start to end, so that
+    no compaction or purge runs beside it (LanceDB's cleanup of unverified files is safe only with no
+    write in progress, and a compaction would drop the index being replaced)."""
 
     def __init__(self) -> None:
         self.built: dict[str, int | None] = {}
         self.task: asyncio.Task[None] | None = None
+        self.upkeep = asyncio.Lock()
 
     def building(self) -> bool:
         return self.task is not None and not self.task.done()
@@ -98,15 +102,17 @@ class VectorIndexes:
         self.forget(name)
 
     async def build(self, name: str, table: lancedb.AsyncTable, plan: AnnPlan) -> None:
-        """`create`, with a failure logged (searches stay as they were; the next sync tries again)."""
-        started = time.perf_counter()
-        try:
-            await self.create(name, table, plan)
-        except Exception as exc:  # e.g. a compaction committed meanwhile: the next sync tries again
-            log.warning("building the vector index of %s failed (%s); searches stay as they were", name, exc)
-            with contextlib.suppress(Exception):
-                await self.read(name, table)
-            return
+        """`create` under the `upkeep` lock (a compaction or purge asked for meanwhile waits for it),
+        with a failure logged (searches stay as they were; the next sync tries again)."""
+        async with self.upkeep:
+            started = time.perf_counter()
+            try:
+                await self.create(name, table, plan)
+            except Exception as exc:  # e.g. the table changed under it: the next sync tries again
+                log.warning("building the vector index of %s failed (%s); searches stay as they were", name, exc)
+                with contextlib.suppress(Exception):
+                    await self.read(name, table)
+                return
         release_memory()
         log.info(
             "vector index of %s ready in %.1f s (%d partitions, %d probed)",

@@ -9,10 +9,12 @@ Each step must also hold for an index that never needed it (it is checked, not a
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from vask_server.adapters.snapshot import clear_snapshot
 from vask_server.core.cjk import SIMPLE
 
 if TYPE_CHECKING:
@@ -43,6 +45,25 @@ async def m001_keyword_terms_recorded(store: Store) -> None:
             changed = True
     if changed:
         store.write_meta(meta)
+
+
+@migration
+async def m002_keyword_terms_out_of_the_fingerprint(store: Store) -> None:
+    """How the keyword text is cut is no longer part of the chunking's fingerprint (a change cuts the
+    stored rows anew instead of chunking every note again): a fingerprint recorded with it loses it,
+    so the index is not chunked again for nothing. The scan's snapshot carried the old fingerprint: it
+    goes, and the next whole sync compares the notes one by one (and finds them unchanged)."""
+    meta = store.read_meta()
+    recorded = meta.extra.get("chunking")
+    try:
+        fingerprint = json.loads(recorded) if isinstance(recorded, str) else None
+    except ValueError:
+        return
+    if isinstance(fingerprint, dict) and "keyword_terms" in fingerprint:
+        del fingerprint["keyword_terms"]
+        meta.extra["chunking"] = json.dumps(fingerprint, sort_keys=True)
+        store.write_meta(meta)
+        clear_snapshot(store.index_dir)
 
 
 def current_format() -> list[str]:

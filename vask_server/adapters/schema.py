@@ -51,8 +51,15 @@ def chunk_schema(dimension: int) -> pa.Schema:
 
 
 def text_schema() -> pa.Schema:
-    """The keyword table of a first sync: the chunk rows without their vectors (see `add_text_rows`)."""
-    return pa.schema([f for f in chunk_schema(1) if f.name != "vector"])
+    """The keyword table of a first sync: the chunk rows without their vectors (see `add_text_rows`),
+    with the file time and size of the note each row was read from (what a restarted sync compares)."""
+    return pa.schema(
+        [
+            *(f for f in chunk_schema(1) if f.name != "vector"),
+            pa.field("mtime_ns", pa.int64()),
+            pa.field("size", pa.int64()),
+        ]
+    )
 
 
 # What a hit carries besides its text, kept once more in the `hit` column as one JSON string: a search

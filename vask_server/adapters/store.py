@@ -11,9 +11,10 @@ import asyncio
 import contextlib
 import logging
 import shutil
+import warnings
 from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ class Store(TableUpkeep):
         self.writes = 0
         self._writes_on_connection = 0
         self._problems: dict[str, dict[str, str]] = {}  # by operation: the last failure, until it succeeds
+        self._paused: bool | None = None  # the pause this process set (`set_paused`); None: index.json's
 
     @classmethod
     async def open(cls, index_dir: Path) -> Store:
@@ -75,6 +77,7 @@ class Store(TableUpkeep):
         db = await lancedb.connect_async(str(index_dir / "lancedb"))
         store = cls(index_dir, db)
         await migrate(store)
+        await store._find_keyword_tables()
         return store
 
     # -- index.json -------------------------------------------------------------------------------
@@ -83,7 +86,22 @@ class Store(TableUpkeep):
         return read_meta(self.index_dir)
 
     def write_meta(self, meta: IndexMeta) -> None:
+        """Writes index.json; with the pause this process set, whatever `meta` says: a sync writes
+        a copy it read before a long step (a table drop), and the pause set meanwhile must stay."""
+        if self._paused is not None:
+            meta.set_paused(self._paused)
         write_meta(self.index_dir, meta)
+
+    @property
+    def paused(self) -> bool:
+        """The pause of background syncs: as this process set it, else as index.json says."""
+        return self._paused if self._paused is not None else self.read_meta().paused
+
+    def set_paused(self, paused: bool) -> None:
+        """Sets the pause and writes it to index.json at once (kept over a restart). Only the process
+        that holds the writer's lock calls it: `vask serve`, which `vask pause` asks through its API."""
+        self._paused = paused
+        self.write_meta(self.read_meta())
 
     # -- problems a user must act on --------------------------------------------------------------
 
@@ -258,6 +276,27 @@ class Store(TableUpkeep):
             paths.update(pc.unique(batch["path"]).to_pylist())
         return paths
 
+    async def keyword_sources(self, suffix: str, dimension: int) -> AsyncIterator[pa.RecordBatch]:
+        """Every row's id and what its keyword text is made of (path, title, heading, text), in
+        batches: what cutting the keyword text anew reads instead of the notes."""
+        async for batch in self._column_batches(suffix, dimension, ["id", "path", "title", "heading", "text"]):
+            yield batch
+
+    async def note_aliases(self, suffix: str) -> dict[str, list[str]]:
+        """Each note's aliases, by path (they are in its passages' keyword text)."""
+        table = await (await self.notes(suffix)).query().select(["path", "aliases"]).to_arrow()
+        aliases = table["aliases"].to_pylist()
+        return {path: list(names or []) for path, names in zip(table["path"].to_pylist(), aliases, strict=True)}
+
+    async def set_search_text(self, suffix: str, dimension: int, ids: pa.Array, texts: pa.Array) -> None:
+        """These rows' keyword text replaced, the rest of each row kept (its vector too). LanceDB
+        writes the rows anew: the full-text and vector indexes cover them again once rebuilt (the
+        sync's compaction and index builds)."""
+        update = pa.table({"id": ids, "search_text": texts})
+        async with self._writing():
+            chunks = await self.chunks(suffix, dimension)
+            await chunks.merge_insert("id").when_matched_update_all().execute(update)
+
     async def _column_batches(self, suffix: str, dimension: int, columns: list[str]) -> AsyncIterator[pa.RecordBatch]:
         table = await self.chunks(suffix, dimension)
         async for batch in await table.query().select(columns).to_batches(max_batch_length=_SCAN_BATCH_ROWS):
@@ -360,7 +399,10 @@ class Store(TableUpkeep):
     # A first sync with a slow model takes an hour; its notes' text goes into `text_<suffix>` first
     # (no vectors: a table of ~1/3 the bytes, written in a minute) with a full-text index, so that
     # every note is found by keyword long before it is embedded. Dropped, with every version of it,
-    # once the chunks table has its own full-text index.
+    # once the chunks table has its own full-text index. A restart finds it as it was (its full-text
+    # index is written last: `_find_keyword_tables`); each row keeps the file time and size of the
+    # note it was read from, so that the restarted sync brings it in step with the vault
+    # (keyword_first.refresh_keyword_table).
 
     async def start_text(self, suffix: str) -> None:
         """An empty keyword table (one a killed sync left is dropped: its notes may have changed)."""
@@ -376,20 +418,67 @@ class Store(TableUpkeep):
         """Its full-text index: from now on searches find every note of the sync by keyword."""
         table = await self._table(f"text_{suffix}", text_schema())
         if await table.count_rows():
-            await table.create_index("search_text", config=FTS(with_position=False))
+            await table.create_index("search_text", config=FTS(with_position=False), replace=True)
             self._text_ready.add(suffix)
 
     def text_ready(self, suffix: str) -> bool:
         return suffix in self._text_ready
 
+    async def text_stamps(self, suffix: str) -> dict[str, tuple[int, int]]:
+        """The notes the keyword table holds rows of, with the file time and size each was read at."""
+        table = await self._table(f"text_{suffix}", text_schema())
+        stamps: dict[str, tuple[int, int]] = {}
+        stream = await table.query().select(["path", "mtime_ns", "size"]).to_batches(max_batch_length=_SCAN_BATCH_ROWS)
+        async for batch in stream:
+            columns = (batch[name].to_pylist() for name in ("path", "mtime_ns", "size"))
+            stamps.update((path, (mtime_ns, size)) for path, mtime_ns, size in zip(*columns, strict=True))
+        return stamps
+
+    async def delete_text_rows(self, suffix: str, paths: Sequence[str]) -> None:
+        async with self._writing():
+            table = await self._table(f"text_{suffix}", text_schema())
+            for start in range(0, len(paths), _IN_LIST_BATCH):
+                await table.delete(sql_in("path", paths[start : start + _IN_LIST_BATCH]))
+
+    async def purge_text(self, suffix: str) -> None:
+        """Every version of the keyword table but the latest removed, with the files only they used:
+        after rows of notes deleted or excluded went, no older version may still hold their text.
+        (Only the sync writes this table, and it is not writing it now.)"""
+        table = await self._table(f"text_{suffix}", text_schema())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "removes every version but the latest": the point
+            await table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
     async def drop_text(self, suffix: str) -> None:
         name = f"text_{suffix}"
         self._text_ready.discard(suffix)
         self._tables.pop(name, None)
-        existing = await self._db.list_tables()
-        if name in (set(existing.tables) if hasattr(existing, "tables") else set(existing)):
+        if name in await self._table_names():
             await self._db.drop_table(name)
             self.writes += 1
+
+    async def _find_keyword_tables(self) -> None:
+        """The keyword tables an earlier run finished, searchable again as they were before it ended.
+        One of a vask that kept no file times, or one never finished, is not: the sync writes it anew."""
+        for name in await self._table_names():
+            if not name.startswith("text_") or self._never_committed(name):
+                continue
+            try:
+                table = await self._db.open_table(name)
+                finished = "mtime_ns" in (await table.schema()).names and any(
+                    "search_text" in index.columns for index in await table.list_indices()
+                )
+            except Exception as exc:  # (a damaged one is written anew by the sync, as before)
+                log.warning("could not open the keyword table %s (%s)", name, exc)
+                continue
+            if finished:
+                self._tables[name] = table
+                self._text_ready.add(name.removeprefix("text_"))
+
+    async def _table_names(self) -> set[str]:
+        existing = await self._db.list_tables()
+        names = set(existing.tables) if hasattr(existing, "tables") else set(existing)
+        return {str(name) for name in names}
 
     async def ensure_fts(self, suffix: str, dimension: int, *, rebuild: bool = False) -> None:
         """Creates the full-text and B-tree indexes a table lacks. `rebuild`: the full-text index is

@@ -3,6 +3,11 @@ table with a vector index (LanceDB's optimize damages that index, below), the pu
 notes left in older versions, pruning the versions a large sync's compaction kept, and the full-text
 index made anew while a compaction is held back. A mixin of `Store`, whose tables, lock and vector
 indexes it works on.
+
+Each of these holds the upkeep lock (`VectorIndexes.upkeep`), which a vector index build holds too:
+they run one at a time and never beside a build. LanceDB calls the purge's cleanup of unverified
+files safe only with no write in progress, and a build's index files are such a write until it
+commits; a compaction would drop the old index while its replacement is being built.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import contextlib
 import logging
 import time
 import warnings
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -59,6 +65,15 @@ class TableUpkeep:
     def _writing(self) -> contextlib.AbstractAsyncContextManager[None]:
         raise NotImplementedError
 
+    @contextlib.asynccontextmanager
+    async def _upkeep(self, what: str) -> AsyncIterator[None]:
+        """The upkeep lock (taken before the write lock, never after it); waits for a vector index
+        being built, and says so."""
+        if self.ann.upkeep.locked():
+            log.info("%s waits for the vector index being built", what)
+        async with self.ann.upkeep:
+            yield
+
     async def refresh_keyword_index(self, suffix: str, dimension: int) -> bool:
         """Makes the full-text index of a table with a vector index anew when `_KEYWORD_STALE_ROWS`
         rows or more are outside it (`compact` leaves such a table alone until a compaction is due).
@@ -69,7 +84,7 @@ class TableUpkeep:
         table = await self.chunks(suffix, dimension)
         for index in await table.list_indices():
             if "search_text" in index.columns and (index.num_unindexed_rows or 0) >= _KEYWORD_STALE_ROWS:
-                async with self._lock:
+                async with self._upkeep("making the keyword index anew"), self._lock:
                     await table.create_index("search_text", config=FTS(with_position=False), replace=True)
                 return True
         return False
@@ -83,7 +98,7 @@ class TableUpkeep:
         wait = self._compacted_at + _KEEP_VERSIONS.total_seconds() + 1 - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
-        async with self._lock:
+        async with self._upkeep("removing old versions"), self._lock:
             if name in self.ann.built or self.ann.building():
                 return
             try:
@@ -102,9 +117,10 @@ class TableUpkeep:
         and drops every older version of both tables, so no version kept on disk still holds them.
         (Searches in flight on an older version may fail once; exclusions change rarely.) The vector
         index is dropped before the compaction (`_OPTIMIZE_LOSES_ANN_ROWS`), as `compact` drops it:
-        the sync builds it again (`missing_vector_index`); searches are exact meanwhile."""
+        the sync builds it again (`missing_vector_index`); searches are exact meanwhile. A vector
+        index being built is waited for first (the module's docstring)."""
         name = f"chunks_{suffix}"
-        async with self._writing():
+        async with self._upkeep("removing excluded notes"), self._writing():
             chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
             if await chunks.count_rows():
                 indices = await chunks.list_indices()
@@ -121,9 +137,10 @@ class TableUpkeep:
         """Merges small fragments, brings the keyword and B-tree indexes up to date and prunes old
         versions. A chunk table with a vector index is compacted only when enough has piled up
         (`_compaction_due`), with that index dropped first (`_OPTIMIZE_LOSES_ANN_ROWS`): the sync
-        then builds it anew (`missing_vector_index`). True when it dropped one."""
+        then builds it anew (`missing_vector_index`). True when it dropped one. A vector index being
+        built is waited for first (the module's docstring)."""
         name = f"chunks_{suffix}"
-        async with self._lock:
+        async with self._upkeep("compacting"), self._lock:
             chunks, notes = await self.chunks(suffix, dimension), await self.notes(suffix)
             await notes.optimize(cleanup_older_than=keep)
             dropped = False

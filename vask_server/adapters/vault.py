@@ -23,6 +23,10 @@ PERIODIC_NOTES_SETTINGS = ".obsidian/plugins/periodic-notes/data.json"
 APP_SETTINGS = ".obsidian/app.json"  # "Files and links": Excluded files
 SETTINGS_FILES = frozenset({DAILY_NOTES_SETTINGS, PERIODIC_NOTES_SETTINGS, APP_SETTINGS})
 _BINARY_SNIFF = 8192
+# (`read_head`: a link in the last part of the path is refused; Windows has no such flag, and opens
+# text files translated unless told otherwise)
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,26 @@ class Vault:
         if not self._inside(path):
             raise BadRequest(f"Path leaves the vault: {relative!r}", "Symlinks out of the vault are not followed.")
         return path
+
+    def read_head(self, relative: str, max_bytes: int) -> str:
+        """The opening `max_bytes` of a note the vault's scan listed, as text (a character cut at the
+        end is dropped), to tell its language by. The scan follows no link out of the vault, so the
+        path is not resolved again link by link (most of the time of reading thousands of openings):
+        one that is not a plain vault-relative path, or whose file is now a link, is not read."""
+        parts = PurePosixPath(relative).parts
+        if not parts or "\x00" in relative or PurePosixPath(relative).is_absolute() or ".." in parts:
+            raise NoteUnreadable("not a path inside the vault", status="skipped")
+        try:
+            handle = os.open(os.path.join(self.root, relative), os.O_RDONLY | _NO_FOLLOW | _BINARY)
+            try:
+                data = os.read(handle, max_bytes)
+            finally:
+                os.close(handle)
+        except OSError as exc:
+            raise NoteUnreadable(f"cannot read: {exc.strerror or exc}") from None
+        if b"\x00" in data[:_BINARY_SNIFF]:
+            raise NoteUnreadable("binary file", status="skipped")
+        return data.decode("utf-8", errors="ignore")
 
     def read_note(self, relative: str, max_bytes: int) -> tuple[str, list[str]]:
         """The note's text and any warnings. Raises NoteUnreadable with a reason."""

@@ -65,9 +65,15 @@ CJK = "cjk"
 CJK_NOTE_SHARE = 0.3
 
 
+def written_mostly_in_cjk(text: str) -> bool:
+    """Whether this note is written mostly in Chinese or Japanese (letters are counted only in a text
+    that has a CJK character at all: a quick search settles every other)."""
+    return has_cjk(text) and cjk_share([text]) >= CJK_NOTE_SHARE
+
+
 def written_in_cjk(texts: Iterable[str]) -> bool:
     """Whether any of these notes is written mostly in Chinese or Japanese."""
-    return any(cjk_share([text]) >= CJK_NOTE_SHARE for text in texts)
+    return any(written_mostly_in_cjk(text) for text in texts)
 
 
 def keyword_text(text: str, terms: str) -> str:

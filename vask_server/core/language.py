@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_LETTER_RE = re.compile(r"[^\W\d_]")
-_LATIN_RE = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_LATIN_RUN_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _ENGLISH = frozenset("the and of to is in that it for with was on are this you have not but be at".split())
 _OTHERS = (
@@ -30,12 +29,16 @@ MOSTLY = 0.5
 
 
 def looks_english(text: str) -> bool:
-    letters = _LETTER_RE.findall(text)
+    # Letters counted as the lengths of the runs of them (the words): one pass, where a list of
+    # every letter took several times as long, and a vault's sample is judged at every whole sync.
+    found = _WORD_RE.findall(text)
+    letters = sum(map(len, found))
     if not letters:
         return True  # (nothing to read: no reason to advise anything)
-    if len(_LATIN_RE.findall(text)) < 0.5 * len(letters):
+    latin = letters if text.isascii() else sum(map(len, _LATIN_RUN_RE.findall(text)))
+    if latin < 0.5 * letters:
         return False
-    words = [w.lower() for w in _WORD_RE.findall(text)]
+    words = [w.lower() for w in found]
     english = sum(1 for w in words if w in _ENGLISH)
     others = sum(1 for w in words if w in _OTHERS)
     return english >= others

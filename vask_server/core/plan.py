@@ -31,8 +31,8 @@ class IndexOptions:
     max_pdf_bytes: int = 50_000_000
     pdf_timeout: float = 30.0
     # How the keyword column is cut into terms (core/cjk.py): "simple", "cjk", or "auto" until the
-    # indexer has chosen for the vault. In the fingerprint only when it is not "simple", so the
-    # indexes built before it existed are not rebuilt; a change rewrites every row's keyword text.
+    # indexer has chosen for the vault. Not in the fingerprint: a change cuts the stored rows' keyword
+    # text anew (services/recut.py), it reads and chunks no note again.
     keyword_terms: str = "simple"
 
     def fingerprint(self) -> str:
@@ -44,7 +44,6 @@ class IndexOptions:
                 "note_records": self.note_records,
                 **asdict(self.chunking),
                 "dates": self.dates.fingerprint(),
-                **({"keyword_terms": self.keyword_terms} if self.keyword_terms != "simple" else {}),
             },
             sort_keys=True,
         )

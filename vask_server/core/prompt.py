@@ -53,6 +53,8 @@ def _connection(hit: Hit) -> str:
     """In the answer to "what connects to X?": whether this note is linked with X, and to which part."""
     if hit.linked is None:
         return ""
+    if hit.linked == "seed":
+        return "\n(the note asked about itself)"
     how = {
         "unlinked": "not linked yet",
         "links to": "already linked: the note asked about links to it",
@@ -105,7 +107,7 @@ def fit_prompt(
     turns, until the estimate fits; the best source always stays. (The estimate counts subword
     tokens the way the chunker does: on the high side for chat models' larger vocabularies.)"""
     kept = list(hits)
-    context = _context(current_note, today, time_range, seed_title)
+    context = _context(current_note, today, time_range, seed_title, any(hit.linked == "seed" for hit in hits))
     turns = [
         {"role": t["role"], "content": t["content"]}
         for t in history[-_HISTORY_TURNS:]
@@ -134,7 +136,11 @@ def fit_prompt(
 
 
 def _context(
-    current_note: str | None, today: date | None, time_range: TimeRange | None, seed_title: str | None = None
+    current_note: str | None,
+    today: date | None,
+    time_range: TimeRange | None,
+    seed_title: str | None = None,
+    seed_kept: bool = False,
 ) -> str:
     """What the model should know beside the sources: the note in view, today's date, the period asked,
     and for "what connects to X?" that the sources are other notes connected to X."""
@@ -147,8 +153,14 @@ def _context(
     if current_note and not seed_title:
         lines.append(f"The user is looking at the note {current_note}.")
     if seed_title:
+        own = (
+            f"The first sources, marked as the note asked about itself, are [{seed_title}]'s own passages, for "
+            "what the question asks of it; each other source"
+            if seed_kept
+            else "Each source below"
+        )
         lines.append(
-            f"The user asks which of their other notes connect to the note [{seed_title}]. Each source below is "
+            f"The user asks which of their other notes connect to the note [{seed_title}]. {own} is "
             "another note, marked as already linked with it or not linked yet, with the part of "
             f"[{seed_title}] it is closest to. For each source worth mentioning, say in a sentence how it "
             "connects, and say which connections are not linked yet."

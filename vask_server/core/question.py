@@ -30,7 +30,8 @@ class Understood:
     # "what connects to [[X]]?" (core/connect.py): the seed note whose connections are asked for, and
     # the words that asked; the filters then apply to the connected notes, never to the seed.
     connection: ConnectionAsk | None = None
-    seed: str | None = None  # the seed's path; None with `connection` set: the open note was meant, and none was sent
+    seed: str | None = None  # the seed's path
+    notice: str | None = None  # what the caller should be told of how it was read ("this" with no note open)
 
 
 def understand(
@@ -47,11 +48,16 @@ def understand(
     left in the text, as before an index exists) and its time read against `today` (unless
     `read_time_words` is off: the user asked to search without it), merged with the caller's
     `filters`. A question about what connects to a note names a seed instead of a scope: the
-    `[[Note]]` after the connection words, or `current_note` for "this note"."""
+    `[[Note]]` after the connection words, or `current_note` for "this note". Without a
+    `current_note`, "this note" names none: the question is read as written, and `notice` says so."""
     given = filters or Filters()
     connection = find_connection(question) if read_connection else None
     seed: str | None = None
     seed_unmatched: list[Unmatched] = []
+    notice = None
+    if connection is not None and connection.open_note and current_note is None:
+        notice = no_open_note(connection)
+        connection = None
     if connection is not None:
         question = connection.text
         if connection.seed_name is None:
@@ -73,7 +79,16 @@ def understand(
         unmatched = (*unmatched, *missing)
         given = replace(given, scope=scope)
     understood = _with_time(text, given, today, read_time_words)
-    return replace(understood, scope=scope, unmatched=unmatched, connection=connection, seed=seed)
+    return replace(understood, scope=scope, unmatched=unmatched, connection=connection, seed=seed, notice=notice)
+
+
+def no_open_note(connection: ConnectionAsk) -> str:
+    """What to say when "what connects to this note?" is asked with no note open."""
+    return (
+        f"“{connection.said}” would ask what connects to the note you have open, but no note was open, so the "
+        "question was searched as written, in all your notes. For a note's connections, open it and ask "
+        "again, or name it: [[Note name]] (--note PATH on the command line)."
+    )
 
 
 def _one_note(paths: tuple[str, ...], name: str) -> str | None:

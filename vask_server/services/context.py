@@ -17,6 +17,7 @@ from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
+from vask_server.core.keyword_choice import KeywordChoice, describe_recorded
 from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
@@ -162,14 +163,25 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
         "failed": sorted(failed, key=lambda f: f["path"]),
         "skipped": sorted(skipped, key=lambda f: f["path"]),
         "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
-        # how keyword text is cut, what share of the notes read are not English, and what to do about it
+        # how keyword text is cut and why, what share of the notes read are not English, and what to do
         "language": {
             "keyword_terms": active.get("keyword_terms"),
+            "keyword_reason": describe_recorded(active),
+            "keyword_sample": _keyword_sample(active),
             "not_english": active.get("not_english"),
             "advice": language_advice(str(active.get("model") or ""), active.get("not_english")),
         },
         "servers": servers(services),
     }
+
+
+def _keyword_sample(active: dict[str, Any]) -> dict[str, Any] | None:
+    """What the keyword terms were chosen by: the setting, the notes read and those of them written
+    mostly in Chinese or Japanese (core/keyword_choice.py)."""
+    choice = KeywordChoice.recorded(active)
+    if choice is None:
+        return None
+    return {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
 
 
 def servers(services: Services) -> dict[str, Any]:

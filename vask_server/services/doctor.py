@@ -21,15 +21,14 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import read_meta
 from vask_server.adapters.ollama import display_host
 from vask_server.config import Settings
+from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.exclude import opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
-from vask_server.core.language import MOSTLY, not_english_share
+from vask_server.core.keyword_choice import KeywordChoice, recorded_language
+from vask_server.core.language import MOSTLY
 from vask_server.core.model_languages import language_advice
 from vask_server.core.plan import plan_scan
 from vask_server.errors import VaskError
-
-_LANGUAGE_SAMPLE = 200  # notes read to tell the vault's language when the index has not recorded it
-
 
 Level = Literal["ok", "info", "warn", "fail"]
 LEVELS: tuple[Level, ...] = ("ok", "info", "warn", "fail")
@@ -77,7 +76,7 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
     checks.append(vault)
     if on_disk is not None:
         checks.append(await _index_check(settings, on_disk))
-        checks.append(await asyncio.to_thread(_language_check, settings, on_disk))
+        checks.extend(await asyncio.to_thread(_language_checks, settings, on_disk))
     checks.append(Check("port", "ok", f"`vask serve` answers at {serving}") if serving else _port_check(settings))
     if settings.tls_cert is not None or settings.tls_key is not None:
         checks.append(_tls_check(settings))
@@ -199,27 +198,47 @@ def _opted_out(settings: Settings, paths: list[str]) -> int:
     return count
 
 
-def _language_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
-    """Whether the embedding model reads the notes' language: from what the index recorded of them,
-    else from up to 200 notes read now. Advice, not a failure: keyword search still works."""
-    from vask_server.adapters.vault import NoteUnreadable, Vault
+def _language_checks(settings: Settings, on_disk: Mapping[str, Any]) -> list[Check]:
+    """Whether the embedding model reads the notes' language, and how keyword search cuts their
+    text: from what the index recorded of them (when it would still hold under this setting), else
+    from the notes read now, by the same function a sync decides with (`reading.vault_language`).
+    Advice, not failures: keyword search still works."""
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.reading import vault_language
 
-    active = read_meta(settings.resolved_index_dir()).active or {}
-    share = active.get("not_english")
-    if share is None:
-        vault = Vault(settings.require_vault())
-        paths = sorted(p for p in on_disk if file_type(p) in (MARKDOWN, None))
-        texts = []
-        for path in paths[:: max(1, len(paths) // _LANGUAGE_SAMPLE)][:_LANGUAGE_SAMPLE]:
-            with contextlib.suppress(NoteUnreadable):
-                texts.append(vault.read_note(path, settings.max_note_bytes)[0])
-        share = not_english_share(texts)
+    active = read_meta(settings.resolved_index_dir()).active
+    language = recorded_language(active, settings.keyword_tokenizer)
+    if language is None:
+        language = vault_language(Vault(settings.require_vault()), on_disk, settings.keyword_tokenizer)
+    return [_language_check(settings, language.not_english), _keyword_check(active, language.keyword)]
+
+
+def _language_check(settings: Settings, share: float) -> Check:
     advice = language_advice(settings.embed_model, share)
     if advice is None:
         english = "in English" if share < MOSTLY else "not in English"
         return Check("language", "ok", f"most notes are {english}; '{settings.embed_model}' fits")
     found, _, fix = advice.partition(" Use a multilingual model: ")
     return Check("language", "warn", found, f"Use a multilingual model: {fix}")
+
+
+_TERMS = {SIMPLE: "simple (words split at spaces and punctuation)", CJK: "cjk (Chinese and Japanese cut into pairs)"}
+
+
+def _keyword_check(active: Mapping[str, Any] | None, choice: KeywordChoice) -> Check:
+    """The index's keyword terms and why; a first sync's, or the next whole sync's when it will change them."""
+    terms = (active or {}).get("keyword_terms")
+    if terms is None:
+        return Check("keyword search", "ok", f"the first sync will use {_TERMS[choice.terms]}: {choice.reason()}")
+    if terms != choice.terms:
+        return Check(
+            "keyword search",
+            "warn",
+            f"the index uses {_TERMS.get(terms, terms)}; the notes now call for {choice.terms}: {choice.reason()}",
+            "`vask index` (or a start of `vask serve`, or Reindex vault) cuts the keyword text anew; "
+            "nothing is embedded again",
+        )
+    return Check("keyword search", "ok", f"{_TERMS[choice.terms]}: {choice.reason()}")
 
 
 def _port_check(settings: Settings) -> Check:

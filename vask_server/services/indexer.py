@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from vask_server.adapters.manifest import Manifest
 from vask_server.adapters.memory import release_memory
@@ -23,9 +24,9 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import UNDROPPED_TABLES, Store, now_iso
 from vask_server.adapters.vault import FileStat, Vault, VaultScan
-from vask_server.core.cjk import CJK, SIMPLE, written_in_cjk
+from vask_server.core.cjk import SIMPLE
 from vask_server.core.exclude import Excluder
-from vask_server.core.language import not_english_share
+from vask_server.core.keyword_choice import VaultLanguage, language_record, recorded_language
 from vask_server.core.links import LinkResolver
 from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
@@ -35,11 +36,13 @@ from vask_server.services.keyword_first import (
     KEYWORD_FIRST_AFTER_S,
     SLOW_MODEL_CHUNKS_PER_S,
     long_first_sync,
+    refresh_keyword_table,
     start_keyword_table,
 )
 from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
 from vask_server.services.pause import SyncPause
-from vask_server.services.reading import NoteReader, sample_notes
+from vask_server.services.reading import NoteReader, vault_language
+from vask_server.services.recut import recut_keyword_text
 from vask_server.services.rows import Prepared
 from vask_server.services.sync_report import SyncReport, remember_scan_problems
 
@@ -75,10 +78,12 @@ class _Run:
     only: set[str] | None  # a targeted sync's notes; None: the whole vault
     force: bool
     terms: str  # how the keyword text is cut
-    terms_changed: bool  # ... and it is not how the index cut it: every row is rewritten
+    terms_changed: bool  # ... and it is not how the index cut it: its keyword text is cut anew
     first: bool  # the index's first sync (no complete index answers meanwhile)
     switching: bool  # to another model's index
     rechunk: bool  # every note is chunked again (`--full`, or the chunking or dating changed)
+    text_recut: bool  # ... and not how an earlier run of this first sync cut its keyword table
+    recut: bool = False  # every row's keyword text was cut anew (`_recut`)
     # Filled by `_plan`; what holds every note (all but `plan` and the counts) is let go after the
     # writes (`let_go`), before the compaction and the index builds, the peak of a large sync.
     scan: VaultScan = field(init=False)
@@ -172,17 +177,21 @@ class Indexer:
         excluder = await asyncio.to_thread(excluder_for, self.options, self.vault)
         for problem in excluder.problems:
             log.warning("exclusion rule not used: %s", problem)
-        terms, not_english, scan = await self._keyword_terms(excluder, anew=force and only is None)
-        self.reader.options = self.options  # (as they are for this sync, its keyword terms decided)
         if only is not None and self.store.read_meta().extra.get("chunking") != self.options.fingerprint():
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
-        if only is None and not force:
-            scan = scan or await self._scan(excluder)
-            unchanged = await self._unchanged_since_last_sync(scan, started, not_english)
+        scan = await self._scan(excluder) if only is None else None
+        # (nothing changed since the last complete sync: what the vault's notes tell is as it recorded)
+        current = scan is not None and not force and self._index_current(scan)
+        terms, language, scan = await self._keyword_terms(excluder, scan, current=current, anew=force)
+        self.reader.options = self.options  # (as they are for this sync, its keyword terms decided)
+        if current and scan is not None and language is not None:
+            unchanged = await self._unchanged_since_last_sync(scan, started, language)
             if unchanged is not None:
                 return unchanged
         run = await self._start(only, force, terms)
         run.scan = scan or await self._scan(excluder)
+        if run.terms_changed and not run.switching:
+            await self._recut(run, stage)
         await self._plan(run)
         await self._embed_and_write(run, progress)
         await self._redo_linkers(run)
@@ -194,38 +203,62 @@ class Indexer:
         if run.large:
             release_memory()
         await self._finish_tables(run, stage)
-        await self._record(run, not_english, scan_problems, scan_skipped, seen)
+        await self._record(run, language, scan_problems, scan_skipped, seen)
         run.report.seconds = time.perf_counter() - started
         return run.report
 
     async def _scan(self, excluder: Excluder) -> VaultScan:
         return await asyncio.to_thread(self.vault.scan, excluder, self.options.file_types)
 
-    async def _keyword_terms(self, excluder: Excluder, *, anew: bool) -> tuple[str, float | None, VaultScan | None]:
-        """How the keyword column is cut: as the setting says, else as the index records, else (a
-        first build, `--full`) detected from the notes; and the share of notes not in English, for
-        `vask status` and `vask doctor` to weigh the model. Decided before anything is written or
-        compared. Returns the scan when it had to make one."""
+    def _index_current(self, scan: VaultScan) -> bool:
+        """Every note is exactly as the last complete sync of this model's index saw it."""
+        meta = self.store.read_meta()
+        return index_is_current(self.store.index_dir, meta, self.embedder.model, self.options.fingerprint(), scan.notes)
+
+    async def _keyword_terms(
+        self, excluder: Excluder, scan: VaultScan | None, *, current: bool, anew: bool
+    ) -> tuple[str, VaultLanguage | None, VaultScan | None]:
+        """How the keyword column is cut. A whole sync (`scan` given) decides it from the vault's
+        notes (`reading.vault_language`), and tells the share of notes not in English for `vask status`
+        and `vask doctor` to weigh the model by; unless `current` (no note changed since the complete
+        sync that recorded a choice under this setting and rule: the notes would tell the same). A
+        sync of a few notes cuts them as the index does (it reads the notes only when there is no
+        index yet). Decided before anything is written or compared. Returns the scan when it made one."""
         recorded = self.store.read_meta().active
-        terms = known_keyword_terms(self._keyword_setting, None if anew else recorded)
-        not_english = None if anew else (recorded or {}).get("not_english")
-        scan = None
-        if terms is None or not_english is None:
+        if scan is None:
+            terms = known_keyword_terms(self._keyword_setting, recorded)
+            if terms is not None:
+                self.options = replace(self.options, keyword_terms=terms)
+                return terms, None, None
             scan = await self._scan(excluder)
-            texts = await asyncio.to_thread(sample_notes, self.vault, scan, self.options.max_note_bytes)
-            if terms is None:
-                terms = CJK if written_in_cjk(texts) else SIMPLE
-                log.info("keyword terms: %s (from %d notes)", terms, len(texts))
-            not_english = round(not_english_share(texts), 3)
+        language = None if anew or not current else recorded_language(recorded, self._keyword_setting)
+        if language is None:
+            language = await asyncio.to_thread(vault_language, self.vault, scan.notes, self._keyword_setting)
+            log.info("keyword terms: %s (%s)", language.keyword.terms, language.keyword.reason())
+        terms = language.keyword.terms
         self.options = replace(self.options, keyword_terms=terms)
-        return terms, not_english, scan
+        return terms, language, scan
+
+    async def _recut(self, run: _Run, stage: StageFn) -> None:
+        """The index's keyword text cut the new way, from its rows (services/recut.py: nothing is read
+        again or embedded), and recorded at once: a question is cut as the rows it is matched with.
+        The sync then compacts and rebuilds the indexes (`_finish_tables`)."""
+        stage("keyword index")
+        clear_snapshot(self.store.index_dir)  # (the indexes are rebuilt by a whole sync, not skipped)
+        await recut_keyword_text(self.store, run.suffix, run.dimension, run.terms)
+        meta = self.store.read_meta()
+        if meta.active is not None and meta.active.get("suffix") == run.suffix:
+            meta.active["keyword_terms"] = run.terms
+            self.store.write_meta(meta)
+        run.recut = True
+        stage(None)
 
     async def _start(self, only: set[str] | None, force: bool, terms: str) -> _Run:
         """The index this sync writes (the configured model's), recorded as being built before any
         write, so a crash mid-build leaves it findable while queries keep using the complete one."""
         suffix, dimension = await self.target()
         meta = self.store.read_meta()
-        recorded = meta.active
+        recorded, before = meta.active, meta.building
         switching = recorded is not None and recorded.get("suffix") != suffix
         if switching or recorded is None:
             meta.building = {
@@ -245,6 +278,8 @@ class Indexer:
             force=force,
             terms=terms,
             terms_changed=recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms,
+            # (a first sync's keyword table, kept from before a restart, was cut as its record said)
+            text_recut=before is not None and before.get("keyword_terms", SIMPLE) != terms,
             first=recorded is None,
             switching=switching,
             rechunk=force or meta.extra.get("chunking") != self.options.fingerprint(),
@@ -313,6 +348,20 @@ class Indexer:
             progress(0, run.total)
         keyword_first = run.first and run.only is None and run.large
         keyword_task: asyncio.Task[None] | None = None
+        # A keyword table an earlier run of this first sync finished: kept, brought in step with the
+        # vault before anything waits (a pause, the model), rather than written again after a batch.
+        kept_table = run.first and run.only is None and self.store.text_ready(suffix)
+        if kept_table:
+            await refresh_keyword_table(
+                self.store,
+                self.reader,
+                suffix,
+                run.on_disk,
+                run.resolver,
+                recut=run.text_recut,
+                notes_per_batch=_NOTES_PER_BATCH,
+                rows_per_write=_ROWS_PER_WRITE,
+            )
         prepare = functools.partial(self._prepare_ahead, run.on_disk, run.manifest, run.resolver, run.keep)
         batch = queue.take(FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
         upcoming = prepare(batch)
@@ -341,7 +390,7 @@ class Indexer:
                     chunks=sum(len(item.chunks) for item in prepared),
                     embedded=report.chunks_embedded - embedded_before,
                 )
-                if keyword_first and keyword_task is None:
+                if keyword_first and keyword_task is None and not kept_table:
                     keyword_task = self._keyword_first(suffix, sync_progress, run.on_disk, run.resolver)
                 batch = following
                 if progress:
@@ -403,7 +452,7 @@ class Indexer:
         """Compaction, the keyword index, the purge of excluded notes' old versions, and a first ANN
         index: the steps where no count moves (`StageFn`)."""
         suffix, dimension = run.suffix, run.dimension
-        run.wrote = run.total > 0 or bool(run.plan.deleted)
+        run.wrote = run.total > 0 or bool(run.plan.deleted) or run.recut
         run.compacted = run.wrote and (run.only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
         if run.compacted:
             stage("compacting")
@@ -414,7 +463,7 @@ class Indexer:
                 release_memory()  # what the compaction freed, before the full-text index is built
         # `--full` also makes the keyword index again: what repairs one whose files are damaged
         stage("keyword index")
-        # (and when the text is cut another way: every row was rewritten, the index is made anew)
+        # (and when the text is cut another way: every row's keyword text changed, the index is made anew)
         rebuild = (run.force and run.only is None) or run.terms_changed
         await self.store.ensure_fts(suffix, dimension, rebuild=rebuild)
         if run.wrote:  # (rows written since a table with a vector index was compacted)
@@ -448,7 +497,7 @@ class Indexer:
     async def _record(
         self,
         run: _Run,
-        not_english: float | None,
+        language: VaultLanguage | None,
         scan_problems: dict[str, str],
         scan_skipped: dict[str, str],
         seen: ScanSeen | None,
@@ -463,7 +512,8 @@ class Indexer:
             "suffix": run.suffix,
             "completed_at": now_iso(),
             "keyword_terms": run.terms,
-            "not_english": not_english,
+            # what the notes told at this sync; a sync of a few notes keeps what the last whole one did
+            **(language_record(language) if language is not None else _language_fields(previous, run.suffix)),
         }
         meta.building = None
         meta.last_sync = now_iso()
@@ -486,16 +536,16 @@ class Indexer:
         await self.store.index_vectors_later(run.suffix, run.dimension)
 
     async def _unchanged_since_last_sync(
-        self, scan: VaultScan, started: float, not_english: float | None
+        self, scan: VaultScan, started: float, language: VaultLanguage
     ) -> SyncReport | None:
         """A full sync that finds every note exactly as the last complete sync left it (the same
-        snapshot `vask index` checks) has nothing to do: it reads no rows and asks the model nothing,
-        so a restart with nothing changed embeds nothing. (It does open the chunks table once, to
-        start an ANN index that a killed or failed build left missing.) None when anything differs."""
+        snapshot `vask index` checks), and the keyword text cut as the notes still call for, has
+        nothing to do: it reads no rows and asks the model nothing, so a restart with nothing changed
+        embeds nothing. (It does open the chunks table once, to start an ANN index that a killed or
+        failed build left missing.) None when anything differs."""
         meta = self.store.read_meta()
         active = meta.active
-        fingerprint = self.options.fingerprint()
-        if not active or not index_is_current(self.store.index_dir, meta, self.embedder.model, fingerprint, scan.notes):
+        if not active or active.get("keyword_terms", SIMPLE) != language.keyword.terms:
             return None
         report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
         report.scanned = report.unchanged = len(scan.notes)
@@ -504,8 +554,9 @@ class Indexer:
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
-        if active.get("not_english") is None and not_english is not None:  # (an index made before it was kept)
-            active["not_english"] = not_english
+        fields = language_record(language)
+        if any(active.get(key) != value for key, value in fields.items()):  # (read anew: kept as read)
+            active.update(fields)
             remembered = True
         if remembered:
             self.store.write_meta(meta)
@@ -595,3 +646,10 @@ class Indexer:
 
 def _no_stage(_: str | None) -> None:
     pass
+
+
+def _language_fields(previous: dict[str, Any] | None, suffix: str) -> dict[str, Any]:
+    """What the index's record said of the vault's languages, kept by a sync that did not read them."""
+    if not previous or previous.get("suffix") != suffix:
+        return {"not_english": None}
+    return {key: previous[key] for key in ("not_english", "keyword_choice") if key in previous}

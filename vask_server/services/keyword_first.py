@@ -4,6 +4,9 @@ With a laptop's model a large vault's first sync takes an hour, and its notes wo
 meanwhile. So once the sync's first (small) batch has measured the model's pace, a sync that will
 take long writes every note's text to the store's keyword table, beside the embedding; searches
 read that table by keyword until the chunks table has its own keyword index (adapters/store.py).
+The table outlives a restart (a first sync paused, the computer shut down): the sync that takes up
+where it stopped keeps it, brought in step with the vault, instead of leaving the notes not yet
+embedded unfound until it is written again.
 """
 
 from __future__ import annotations
@@ -89,20 +92,7 @@ async def _write_keyword_table(
     started = time.perf_counter()
     try:
         await store.start_text(suffix)
-        empty = Manifest.empty()
-        rows: list[pa.Table] = []
-        for start in range(0, len(paths), notes_per_batch):
-            prepared = await asyncio.to_thread(
-                reader.prepare, paths[start : start + notes_per_batch], on_disk, empty, resolver
-            )
-            table = text_rows(prepared, reader.options.keyword_terms)
-            if table is not None:
-                rows.append(table)
-            if sum(t.num_rows for t in rows) >= rows_per_write:
-                await store.add_text_rows(suffix, pa.concat_tables(rows))
-                rows = []
-        if rows:
-            await store.add_text_rows(suffix, pa.concat_tables(rows))
+        await _write_rows(store, reader, suffix, paths, on_disk, resolver, notes_per_batch, rows_per_write)
         await store.finish_text(suffix)
         log.info(
             "every note is searchable by keyword (%d notes in %.1f s); %d are still to be embedded",
@@ -114,3 +104,68 @@ async def _write_keyword_table(
         raise
     except Exception:  # keyword search then waits for the sync's end, as it did without this
         log.exception("writing the keyword table failed")
+
+
+async def refresh_keyword_table(
+    store: Store,
+    reader: NoteReader,
+    suffix: str,
+    on_disk: dict[str, FileStat],
+    resolver: LinkResolver,
+    *,
+    recut: bool,
+    notes_per_batch: int,
+    rows_per_write: int,
+) -> None:
+    """The keyword table an earlier run of this first sync finished (a restart finds it searchable:
+    adapters/store.py), brought in step with the vault before the sync embeds anything or waits on a
+    pause: the rows of notes deleted or excluded since go (no text of theirs may stay), and the notes
+    changed or added since are read again (`recut`: all of them, their text now cut another way)."""
+    started = time.perf_counter()
+    stamps = await store.text_stamps(suffix)
+    paths = [path for path in on_disk if file_type(path) in (MARKDOWN, CANVAS, None)]
+    redo = [p for p in paths if recut or stamps.get(p) != (on_disk[p].mtime_ns, on_disk[p].size)]
+    wanted = set(paths)
+    stale = sorted({p for p in stamps if p not in wanted} | {p for p in redo if p in stamps})
+    if stale:
+        await store.delete_text_rows(suffix, stale)
+    await _write_rows(
+        store, reader, suffix, recent_first(redo, on_disk), on_disk, resolver, notes_per_batch, rows_per_write
+    )
+    if stale or redo:
+        await store.finish_text(suffix)  # (its full-text index made again, over the rows as they are now)
+    if stale:  # (a note excluded meanwhile: no older version of the table may keep its text)
+        await store.purge_text(suffix)
+    log.info(
+        "the keyword table of the first sync is kept: %d notes read again, %d notes' rows removed (%.1f s)",
+        len(redo),
+        len(stale),
+        time.perf_counter() - started,
+    )
+
+
+async def _write_rows(
+    store: Store,
+    reader: NoteReader,
+    suffix: str,
+    paths: list[str],
+    on_disk: dict[str, FileStat],
+    resolver: LinkResolver,
+    notes_per_batch: int,
+    rows_per_write: int,
+) -> None:
+    """These notes read, cut into rows and added to the keyword table, a batch at a time."""
+    empty = Manifest.empty()
+    rows: list[pa.Table] = []
+    for start in range(0, len(paths), notes_per_batch):
+        prepared = await asyncio.to_thread(
+            reader.prepare, paths[start : start + notes_per_batch], on_disk, empty, resolver
+        )
+        table = text_rows(prepared, reader.options.keyword_terms)
+        if table is not None:
+            rows.append(table)
+        if sum(t.num_rows for t in rows) >= rows_per_write:
+            await store.add_text_rows(suffix, pa.concat_tables(rows))
+            rows = []
+    if rows:
+        await store.add_text_rows(suffix, pa.concat_tables(rows))

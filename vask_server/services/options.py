@@ -22,6 +22,7 @@ from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF
+from vask_server.core.keyword_choice import recorded_language
 from vask_server.core.plan import IndexOptions
 
 
@@ -66,29 +67,31 @@ def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
 
 
 def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str | None:
-    """How the keyword text is cut, when it is known without reading notes: the setting's choice, or
-    under `auto` what the index was built with. None: `auto` for an index that records nothing (a
-    first build, or `--full`); the indexer then reads the notes."""
-    if setting != "auto":
-        return setting
+    """How a sync of a few notes cuts their keyword text, known without reading notes: as the index
+    does (its rows must all be cut one way; a whole sync is what changes it, the setting's change
+    included), else the setting's choice. None: `auto` with no index yet (the indexer then reads the
+    notes)."""
     recorded = (active or {}).get("keyword_terms")
-    return str(recorded) if recorded in (SIMPLE, CJK) else None
+    if recorded in (SIMPLE, CJK):
+        return str(recorded)
+    return setting if setting in (SIMPLE, CJK) else None
 
 
 def unchanged_since_last_sync(settings: Settings, vault: Vault, index_dir: Path) -> tuple[IndexMeta, VaultScan] | None:
     """The index's record and the vault's scan when a full sync would find nothing to do: the decision
     the indexer makes before a sync (adapters/snapshot.index_is_current, on the options that sync
     would use), taken from a directory scan alone, without the database or the model. None when
-    anything differs, and when only reading the notes could tell (how keyword text is cut under
-    `auto`, or the notes' language, not recorded yet)."""
+    anything differs, and when only reading the notes could tell (the index records no choice of
+    keyword terms under this setting and today's rule, or not the notes' language: with the notes
+    as they were, a choice it records would be made again the same)."""
     meta = read_meta(index_dir)
     active = meta.active
     if not active or active.get("model") != settings.embed_model:
         return None  # (before the scan: a changed model needs no look at the files)
-    terms = known_keyword_terms(settings.keyword_tokenizer, active)
-    if terms is None or active.get("not_english") is None:
+    language = recorded_language(active, settings.keyword_tokenizer)
+    if language is None:
         return None
-    options = replace(index_options(settings, vault), keyword_terms=terms)
+    options = replace(index_options(settings, vault), keyword_terms=language.keyword.terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
     if not index_is_current(index_dir, meta, settings.embed_model, options.fingerprint(), scan.notes):
         return None

@@ -1,11 +1,10 @@
 """The person's pause of background syncs (`vask pause`, the plugin's button): they wait between
-batches while it is on. Kept in index.json, so a restart stays paused and a `vask pause` run from
-another process is heard."""
+batches while it is on. Kept in index.json, so a restart stays paused; while `vask serve` runs, `vask
+pause` asks it through its API (the server alone writes index.json then: adapters/writer_lock.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -23,12 +22,10 @@ class SyncPause:
 
     @property
     def on(self) -> bool:
-        return self.store.read_meta().paused
+        return self.store.paused
 
     def set(self, paused: bool) -> None:
-        meta = self.store.read_meta()
-        meta.set_paused(paused)
-        self.store.write_meta(meta)
+        self.store.set_paused(paused)
         self._changed.set()
 
     async def wait_while_on(
@@ -46,8 +43,7 @@ class SyncPause:
         log.info("indexing paused")
         while self.on:
             self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), 1.0)  # (or `vask resume`, heard in index.json)
+            await self._changed.wait()  # (`set`: the plugin's button, or `vask resume` through the API)
         log.info("indexing resumed")
         if sync_progress is not None:
             sync_progress.paused = False

@@ -1,5 +1,5 @@
 """How a sync reads notes: each file read, parsed, chunked and dated into a `Prepared` record (or
-why it could not be), and a sample of the vault's text to tell its languages by.
+why it could not be), and a sample of the vault's notes to tell its languages by.
 
 Run in worker threads: it is the CPU-heavy part of a sync. Nothing here writes to the store.
 """
@@ -7,17 +7,27 @@ Run in worker threads: it is the CPU-heavy part of a sync. Nothing here writes t
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import date, datetime
 
 from vask_server.adapters.manifest import Manifest, NoteRecord
 from vask_server.adapters.pdf import PdfReader
-from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
+from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault
 from vask_server.core.chunk import chunk_note
+from vask_server.core.cjk import written_mostly_in_cjk
 from vask_server.core.dates import chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
-from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
+from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type, suffixes
+from vask_server.core.keyword_choice import (
+    LANGUAGE_NOTES,
+    SAMPLE_BYTES,
+    VaultLanguage,
+    choose_keyword_terms,
+    sample_paths,
+    spread,
+)
+from vask_server.core.language import not_english_share
 from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
@@ -26,9 +36,6 @@ from vask_server.services.files import ReadFile, content_hash, read_canvas, read
 from vask_server.services.rows import Prepared
 
 log = logging.getLogger(__name__)
-
-# Notes read to tell a vault's script (VASK_KEYWORD_TOKENIZER=auto), spread evenly over its paths.
-_LANGUAGE_SAMPLE = 200
 
 
 class NoteReader:
@@ -128,20 +135,32 @@ class NoteReader:
         return note, chunks
 
 
-def sample_notes(vault: Vault, scan: VaultScan, max_note_bytes: int) -> list[str]:
-    """The text of up to `_LANGUAGE_SAMPLE` notes spread over the vault, to tell its languages by
-    (nothing of it is kept). Notes that opted out are left out."""
-    paths = sorted(p for p in scan.notes if file_type(p) in (MARKDOWN, None))
-    step = max(1, len(paths) // _LANGUAGE_SAMPLE)
+def vault_language(vault: Vault, notes: Iterable[str], setting: str) -> VaultLanguage:
+    """The one place the vault's languages are read from its notes (the indexer at a whole sync, and
+    `vask doctor`): the opening of each note of `sample_paths`. Nothing of the text is kept; notes that
+    opted out are left out, and so is a note whose frontmatter runs past what is read of it (an
+    opt-out could be further down)."""
+    paths = [path for path in notes if not path.lower().endswith(_NOT_NOTES)]  # (file_type, quicker)
     texts = []
-    for path in paths[::step][:_LANGUAGE_SAMPLE]:
+    for path in sample_paths(paths):
         try:
-            text, _ = vault.read_note(path, max_note_bytes)
+            head = vault.read_head(path, SAMPLE_BYTES)
         except NoteUnreadable:
             continue
-        if not opted_out_text(text):
-            texts.append(text)
-    return texts
+        if not opted_out_text(head) and not _frontmatter_cut(head):
+            texts.append(head)
+    cjk_notes = sum(1 for text in texts if written_mostly_in_cjk(text))
+    not_english = round(not_english_share(spread(texts, LANGUAGE_NOTES)), 3)
+    return VaultLanguage(choose_keyword_terms(setting, len(texts), cjk_notes), not_english)
+
+
+_NOT_NOTES = suffixes((CANVAS, PDF))  # files whose text is not a note's (a board's JSON, a PDF's bytes)
+
+
+def _frontmatter_cut(head: str) -> bool:
+    """The note opens a frontmatter block that does not end within `head`."""
+    lines = head.lstrip("\ufeff").split("\n")
+    return lines[0].strip() == "---" and not any(line.strip() in ("---", "...") for line in lines[1:])
 
 
 def only_touched(record: NoteRecord, item: Prepared) -> bool:

@@ -79,6 +79,13 @@ def text_rows(prepared: list[Prepared], terms: str) -> pa.Table | None:
     return pa.Table.from_arrays([pa.array(columns[n], type=schema.field(n).type) for n in schema.names], schema=schema)
 
 
+def search_text(title: str, aliases: str, heading: str, text: str, terms: str) -> str:
+    """A passage's keyword text: its note's title and aliases (space-separated), its heading path and
+    its text, cut as the index cuts (core/cjk.py). Made from what its row stores, so a change of the
+    cutting remakes it without the note (services/recut.py)."""
+    return keyword_text(f"{title} {aliases}\n{heading}\n{text}", terms)
+
+
 def _chunk_columns(prepared: list[Prepared], terms: str) -> tuple[dict[str, list[object]], list[str]]:
     columns: dict[str, list[object]] = defaultdict(list)
     hashes: list[str] = []
@@ -102,14 +109,15 @@ def _chunk_columns(prepared: list[Prepared], terms: str) -> tuple[dict[str, list
             columns["kind"].append(chunk.kind)
             columns["hash"].append(chunk.hash)
             columns["text"].append(chunk.text)
-            keywords = f"{chunk.title} {aliases}\n{chunk.heading}\n{chunk.text}"
-            columns["search_text"].append(keyword_text(keywords, terms))
+            columns["search_text"].append(search_text(chunk.title, aliases, chunk.heading, chunk.text, terms))
             columns["tags"].append(tags)
             columns["date"].append(span.start)
             columns["date_end"].append(span.end)
             columns["date_source"].append(span.source)
             columns["modified"].append(item.modified)
             columns["page"].append(chunk.page)
+            columns["mtime_ns"].append(item.stamp.mtime_ns)  # (the keyword table's: `text_schema`)
+            columns["size"].append(item.stamp.size)
             hashes.append(chunk.hash)
     if hashes:
         columns["hit"].extend(hit_records(columns))

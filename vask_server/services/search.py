@@ -50,7 +50,6 @@ from vask_server.core.timeexpr import TimeRange
 from vask_server.errors import (
     IndexBroken,
     ModelMissing,
-    NoOpenNote,
     NotIndexed,
     OllamaUnavailable,
     ScopeNotFound,
@@ -68,6 +67,9 @@ _RECENT_WIDENINGS = 2
 # "when did I last…": among the hits scoring at least this share of the best, the latest comes first.
 _ORDER_BY_DATE_WITHIN = 0.85
 _NAMES_CHECKED = 5  # (a keyword search each: a question names a few things at most)
+# The seed's own passages kept in a connection answer that may be about the seed itself: as many as
+# a note gives an ordinary answer.
+_SEED_KEPT = 2
 
 
 @dataclass
@@ -153,7 +155,7 @@ class Searcher:
                 connect=connect,
             )
         if understood.seed is not None:
-            result = await self.connections(understood, top_k=top_k)
+            result = await self.connections(understood, top_k=top_k, min_similarity=min_similarity)
             result.connection_words = understood.connection.phrase if understood.connection else None
         else:
             result = await self.search(
@@ -178,16 +180,29 @@ class Searcher:
         result.time_range = time_range
         result.query = understood.text
         result.scope = understood.scope
+        if understood.notice:  # (how the question was read comes first)
+            result.notice = f"{understood.notice} {result.notice}" if result.notice else understood.notice
         return result
 
-    async def connections(self, understood: Understood, *, top_k: int) -> SearchResult:
+    async def connections(self, understood: Understood, *, top_k: int, min_similarity: float = 0.0) -> SearchResult:
         """The notes connected to the question's seed (services/connections.py), one passage each,
         within the question's time and scope; the question's own words count too when it has any
-        beyond "what connects to X" ("…about pricing")."""
+        beyond "what connects to X" ("…about pricing"). When the seed may hold the answer itself
+        ("what could help with [[Back pain]]?"), its passages that the question as written finds in it
+        come first (`linked` "seed")."""
         index = self.active()
         seed = understood.seed
         assert seed is not None
         self._quiet.touch()
+        kept: list[Hit] = []
+        if understood.connection is not None and understood.connection.keeps_seed:
+            own = await self.search(
+                understood.connection.asked,
+                top_k=_SEED_KEPT,
+                min_similarity=min_similarity,
+                filters=Filters(paths=(seed,)),
+            )
+            kept = [replace(hit, linked="seed") for hit in own.hits]
         topic = _connection_topic(understood.text)
         vector = None
         notice = None
@@ -207,7 +222,7 @@ class Searcher:
             question_vector=vector,
             keyword_terms=index.keyword_terms,
         )
-        hits = [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
+        hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index.suffix)
         return SearchResult(
             hits, "connections", notice=notice, declined=not hits, seed=seed, seed_title=graph.title(seed) or seed
@@ -245,8 +260,9 @@ class Searcher:
     ) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
         time read, and for "what connects to [[X]] / this note?" the seed (`current_note` for "this").
-        Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, and NoOpenNote
-        when "this note" is asked without one, so that a client hears it before an answer starts."""
+        Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, so that a client
+        hears it before an answer starts. "This note" asked without one is read as written, with a
+        notice (core/question.py)."""
         asked = [question] if previous is None else [question, previous]
         directory = await self._directory() if any(find_mentions(q)[0] for q in asked) else None
         understood = understand(
@@ -260,13 +276,6 @@ class Searcher:
         )
         if understood.unmatched:
             raise scope_not_found(understood.unmatched)
-        if understood.connection is not None and understood.seed is None:
-            raise NoOpenNote(
-                f"The question asks what connects to the note you have open ({understood.connection.phrase} "
-                "“this”), but no note was given.",
-                "Open the note in Obsidian and ask from there, or name it in the question: [[Note name]] "
-                "(or pass --note PATH on the command line).",
-            )
         if previous is None:
             return understood
         # A follow-up is searched with the question before it, within its own time and scope or else
@@ -338,13 +347,12 @@ class Searcher:
     def _first_sync_notice(self, index: ActiveIndex) -> str | None:
         if index.complete:
             return None
+        # (by keyword only once the keyword table is written and while it is kept: keyword_first.py)
+        found = "found by keyword only" if self.store.text_ready(index.suffix) else "found once they are embedded"
         progress = self.sync_progress()
         if progress is None or not progress.notes_total:
-            return "The first index of this vault is being built: notes not embedded yet are found by keyword only."
-        return (
-            f"Indexing: {progress.notes_done:,} of {progress.notes_total:,} notes embedded; "
-            "the others are found by keyword only."
-        )
+            return f"The first index of this vault is being built: notes not embedded yet are {found}."
+        return f"Indexing: {progress.notes_done:,} of {progress.notes_total:,} notes embedded; the others are {found}."
 
     async def search(
         self,

@@ -45,9 +45,7 @@ def create_app(
     if token is None:
         ensure_first_token(index_dir)
     tokens = TokenRegistry(index_dir, fixed=token)
-    extra_hosts = set(settings.allowed_hosts)
-    if settings.allow_remote:
-        extra_hosts.add(settings.host)
+    extra_hosts = {*settings.allowed_hosts, settings.host}  # (the bound address: loopback or allowed remote)
     wildcard = settings.allow_remote and settings.host in ("0.0.0.0", "::", "[::]")
     app = web.Application(
         client_max_size=MAX_BODY_BYTES,

@@ -73,10 +73,22 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
 
 
 def host_name(header: str) -> str:
-    """The name in a Host header, without its port: `[::1]:8765` -> `[::1]`, `a.b:1` -> `a.b`."""
+    """The name in a Host header, without its port, lower-case and without a final dot; an IP address
+    in its one short form: `[::1]:8765` and `[0:0::1]` -> `[::1]`, `LocalHost.:1` -> `localhost`."""
     if header.startswith("["):
-        return header.split("]")[0].lower() + "]"
-    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
+        name = header.split("]")[0].lower() + "]"
+    else:
+        name = header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
+    return _canonical(name)
+
+
+def _canonical(name: str) -> str:
+    """`localhost.` -> `localhost`; an IP literal in its compressed form, an IPv6 one in brackets."""
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return name.rstrip(".")
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
 
 
 def _is_ip(name: str) -> bool:
@@ -92,9 +104,9 @@ def host_middleware(
 ) -> Callable[..., Awaitable[web.StreamResponse]]:
     """`extra_hosts`: the bound address and the names in VASK_ALLOWED_HOSTS. `any_address` (bound to
     0.0.0.0 or ::, so the address clients use is not known): any IP literal too. DNS rebinding needs
-    a name the attacker controls; a browser sends an IP literal only for a page at that very address."""
-    allowed = LOOPBACK_HOSTS | {name.lower() for name in extra_hosts}
-    allowed |= {f"[{name}]" for name in allowed if ":" in name and not name.startswith("[")}
+    a name the attacker controls; a browser sends an IP literal only for a page at that very address.
+    localhost, 127.0.0.1 and ::1 are the same machine by any of the forms a client writes them in."""
+    allowed = {_canonical(name.lower()) for name in LOOPBACK_HOSTS | extra_hosts}
 
     @web.middleware
     async def check_host(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -103,8 +115,8 @@ def host_middleware(
         if name not in allowed and not (any_address and _is_ip(name)):
             raise ForbiddenHost(
                 f"Host {host!r} is not allowed.",
-                "vask answers only requests addressed to 127.0.0.1, localhost, the address it binds or a name "
-                "in VASK_ALLOWED_HOSTS (--allowed-hosts) (DNS-rebinding protection).",
+                "vask answers only requests addressed to 127.0.0.1, [::1], localhost, the address it binds or a "
+                "name in VASK_ALLOWED_HOSTS (--allowed-hosts) (DNS-rebinding protection).",
             )
         return await handler(request)
 

@@ -14,7 +14,6 @@ from vask_server.errors import (
     ForbiddenOrigin,
     MethodNotAllowed,
     ModelMissing,
-    NoOpenNote,
     NotFound,
     NotIndexed,
     OllamaFailed,
@@ -269,7 +268,7 @@ def _document() -> dict[str, Any]:
                     "requestBody": _body("SearchRequest"),
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/SearchResponse"}),
-                        **_errors(BadRequest, ScopeNotFound, NoOpenNote, NotIndexed, PayloadTooLarge, OllamaFailed),
+                        **_errors(BadRequest, ScopeNotFound, NotIndexed, PayloadTooLarge, OllamaFailed),
                     },
                 }
             },
@@ -282,7 +281,8 @@ def _document() -> dict[str, Any]:
                             "description": (
                                 'One JSON object per line: {"type": "sources", "sources", "mode", "time_range", '
                                 '"scope", "connection", "notice"?} (a notice when only keyword matches were found or '
-                                "passages were left out to fit the context window; connection as in /v1/search), then "
+                                "passages were left out to fit the context window, or how the question was "
+                                "read; connection as in /v1/search), then "
                                 '{"type": "token", "text"} as the model '
                                 "writes, last "
                                 '{"type": "done", "answer", "citations", "sources", "declined", "time_range", '
@@ -292,7 +292,7 @@ def _document() -> dict[str, Any]:
                             ),
                             "content": {"application/x-ndjson": {"schema": _EVENT}},
                         },
-                        **_errors(BadRequest, ScopeNotFound, NoOpenNote, PayloadTooLarge),
+                        **_errors(BadRequest, ScopeNotFound, PayloadTooLarge),
                     },
                 }
             },

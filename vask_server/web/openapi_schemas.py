@@ -190,9 +190,10 @@ SCHEMAS: dict[str, Any] = {
             },
             "linked": {
                 "type": "string",
-                "enum": ["links to", "linked from", "both", "unlinked"],
+                "enum": ["links to", "linked from", "both", "unlinked", "seed"],
                 "description": "connections mode only: 'links to': the seed links to this note; 'linked from': it "
-                "links to the seed; 'unlinked': a connection not linked yet",
+                "links to the seed; 'unlinked': a connection not linked yet; 'seed': the seed's own passage, first, "
+                "kept when the question may be about the seed itself ('what could help with [[X]]?')",
             },
             "near": {"type": "string", "description": "connections mode only: the seed's heading it is closest to"},
             "similarity": {"type": ["number", "null"], "description": "cosine; null in keyword mode"},

@@ -230,6 +230,7 @@ async def status(request: web.Request) -> web.Response:
             "building": detail["building"],
             "last_sync": detail["last_sync"],
             "excluded": detail["excluded"],
+            "language": detail["language"],
             "servers": detail["servers"],
             "last_error": error.to_dict() if error else None,
             "last_report": (

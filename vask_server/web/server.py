@@ -1,40 +1,35 @@
-"""`vask serve`: bind (loopback unless told otherwise), serve until SIGINT/SIGTERM, shut down cleanly."""
+"""`vask serve`: bind (loopback unless told otherwise), serve until Ctrl+C, a request to terminate or the
+starter's pipe closing, shut down cleanly: on Linux, macOS and Windows alike."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import errno
-import ipaddress
+import functools
 import logging
 import os
 import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from vask_server import __version__
 from vask_server.adapters.pairing import Pairing, check_nonce, remove_pair_file, write_pair_file
 from vask_server.adapters.token import ensure_first_token, read_token
-from vask_server.config import Settings
+from vask_server.adapters.writer_lock import SERVE, WriterLock
+from vask_server.config import Settings, is_loopback, loopback_only
 from vask_server.errors import ConfigError
 from vask_server.web.app import create_app
 from vask_server.web.tls import server_ssl_context
 
 log = logging.getLogger(__name__)
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(settings: Settings, *, tls: bool = False) -> None:
@@ -60,7 +55,9 @@ def check_bind(settings: Settings, *, tls: bool = False) -> None:
 
 
 def listen(host: str, port: int) -> list[socket.socket]:
-    """Bound, listening sockets for every address `host` names, as aiohttp's TCPSite would make.
+    """Bound, listening sockets for every address `host` names, as aiohttp's TCPSite would make, all on
+    one port (`localhost` names both ::1 and 127.0.0.1 on macOS and some Linux: with port 0 each would
+    otherwise get its own, and a client reaching the other address would find nothing there).
     Bound before the app starts, so a port in use stops `vask serve` before it syncs or watches."""
     hint = (
         f"Another program (perhaps another `vask serve`) is using port {port}: stop it, or pass --port "
@@ -72,21 +69,40 @@ def listen(host: str, port: int) -> list[socket.socket]:
         raise ConfigError(
             f"Cannot listen on {host}: {exc.strerror}", "Pass --host (VASK_HOST) an address of this machine."
         ) from None
+    addresses = list(dict.fromkeys((info[0], info[4]) for info in infos))
+    tries = _FREE_PORT_TRIES if port == 0 and len(addresses) > 1 else 1
+    for attempt in range(tries):
+        try:
+            return _bind_all(addresses)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE and attempt + 1 < tries:
+                continue  # (the free port of the first address was taken on another: pick another)
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(f"Port {port} on {host} is already in use.", hint) from None
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)  # (not the message that repeats the address)
+            raise ConfigError(
+                f"Cannot listen on {host}:{port}: {reason}",
+                "Pass --host (VASK_HOST) an address of this machine and --port (VASK_PORT) a port above 1023 "
+                "(0 picks a free one).",
+            ) from None
+    raise AssertionError("unreachable")  # (the last try returns or raises)
+
+
+_FREE_PORT_TRIES = 5
+
+
+def _bind_all(addresses: Sequence[tuple[socket.AddressFamily, Any]]) -> list[socket.socket]:
+    """One listening socket per address; the port the first one got (0: a free one) for all."""
     sockets: list[socket.socket] = []
     try:
-        for family, address in dict.fromkeys((info[0], info[4]) for info in infos):
+        for family, address in addresses:
+            if sockets:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
             sockets.append(socket.create_server(address, family=family, backlog=128))
-    except OSError as exc:
+    except OSError:
         for sock in sockets:
             sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ConfigError(f"Port {port} on {host} is already in use.", hint) from None
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)  # (not the message that repeats the address)
-        raise ConfigError(
-            f"Cannot listen on {host}:{port}: {reason}",
-            "Pass --host (VASK_HOST) an address of this machine and --port (VASK_PORT) a port above 1023 "
-            "(0 picks a free one).",
-        ) from None
+        raise
     return sockets
 
 
@@ -126,16 +142,68 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
     threading.Thread(target=read, name="vask-stdin", daemon=True).start()
 
 
+def stop_on_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> Callable[[], None]:
+    """Sets `stop` on Ctrl+C (SIGINT), a request to terminate (SIGTERM) and, on Windows, Ctrl+Break
+    (SIGBREAK). Through the loop's own handlers where it has them (Unix); Windows' loops have none
+    (NotImplementedError), so there through `signal.signal`, whose handler runs in the main thread
+    and hands the stop to the loop. Returns what puts the previous handlers back."""
+    signals = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGBREAK"):  # (Windows only)
+        signals.append(signal.SIGBREAK)
+    undo: list[Callable[[], object]] = []
+
+    def from_handler(_signum: int, _frame: object) -> None:
+        loop.call_soon_threadsafe(stop.set)
+
+    for sig in signals:
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            undo.append(functools.partial(loop.remove_signal_handler, sig))
+            continue
+        except NotImplementedError:
+            pass
+        except (RuntimeError, ValueError):  # (not the main thread: no handler can be set from here)
+            log.debug("cannot handle signal %s here", sig)
+            continue
+        try:
+            previous = signal.signal(sig, from_handler)
+        except (OSError, RuntimeError, ValueError):
+            log.debug("cannot handle signal %s here", sig)
+            continue
+        undo.append(functools.partial(signal.signal, sig, previous))
+
+    def restore() -> None:
+        for step in reversed(undo):
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                step()
+
+    return restore
+
+
 async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> None:
     launch = launch or Launch()
+    if launch.pair_file is not None:
+        settings, set_aside = loopback_only(settings)
+        for note in set_aside:
+            print(f"note: {note}", file=sys.stderr, flush=True)
     ssl_context = server_ssl_context(settings)  # (a bad certificate stops the start here)
     check_bind(settings, tls=ssl_context is not None)
     token = ""
     if launch.pair_file is not None:
         check_nonce(launch.pair_nonce)
         token = _pairing_token(settings)
-    sockets = listen(settings.host, settings.port)
+    # One writer an index (adapters/writer_lock.py): taken before the port when the folder exists, so
+    # that a second server started as the first was (same port) is told which server holds the index.
+    lock = WriterLock(settings.resolved_index_dir(), SERVE)
+    if lock.index_dir.is_dir():
+        lock.acquire()
     try:
+        sockets = listen(settings.host, settings.port)
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        lock.acquire()  # (a new folder: made once the port is ours, as before)
         app = create_app(settings, watch=watch)
         # Handlers are cancelled when their client disconnects: that is what stops a streamed answer.
         runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=5.0)
@@ -143,6 +211,7 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     except BaseException:
         for sock in sockets:
             sock.close()
+        lock.release()
         raise
     for sock in sockets:
         await web.SockSite(runner, sock, ssl_context=ssl_context).start()
@@ -150,11 +219,11 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     scheme = "https" if ssl_context else "http"
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"{scheme}://{shown}:{port}"
+    lock.announce(url, settings.tls_cert)
     print(f"vask {settings.vault}: listening on {url}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    restore_signals = stop_on_signals(loop, stop)
     if launch.stop_with_stdin:
         _watch_stdin(loop, stop)
     try:
@@ -167,7 +236,11 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
     finally:
         if launch.pair_file is not None:
             remove_pair_file(launch.pair_file, launch.pair_nonce)
-        await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
+        try:
+            await runner.cleanup()  # stops the watcher, cancels the sync worker, closes Ollama and streams
+        finally:
+            restore_signals()  # (after: a second Ctrl+C while shutting down changes nothing)
+            lock.release()
 
 
 def run_server(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> int:

@@ -4,20 +4,12 @@
  * rest of the plugin sees only the interfaces of src/lib/nodeSystem.ts.
  */
 import { Platform } from 'obsidian';
-import type { Host } from '../lib/localServer';
+import { serverEnv, type Host, type LocalSystem } from '../lib/localServer';
 import { nodeIsFile, nodeLauncher, nodePairFiles, type ChildProcessModule, type FsModule } from '../lib/nodeSystem';
-import type { Launcher, PairFiles } from '../lib/supervisor';
 
 // Obsidian desktop's renderer has Node's require and process; src/ is compiled without Node's types.
 declare const require: (id: string) => unknown;
 declare const process: { platform: string; env: Record<string, string | undefined> };
-
-export interface LocalSystem {
-	host: Host;
-	isFile: (path: string) => boolean;
-	launcher: Launcher;
-	files: PairFiles;
-}
 
 /** This computer's processes and files, or null on mobile. */
 export function localSystem(): LocalSystem | null {
@@ -26,5 +18,5 @@ export function localSystem(): LocalSystem | null {
 	const fs = require('fs') as FsModule;
 	const os = require('os') as { homedir(): string };
 	const host: Host = { platform: process.platform, env: { ...process.env }, home: os.homedir() };
-	return { host, isFile: nodeIsFile(fs), launcher: nodeLauncher(childProcess, { ...process.env }), files: nodePairFiles(fs) };
+	return { host, isFile: nodeIsFile(fs), launcher: nodeLauncher(childProcess, serverEnv(host), host.platform), files: nodePairFiles(fs) };
 }

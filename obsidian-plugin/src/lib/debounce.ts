@@ -190,3 +190,41 @@ export class RenderScheduler {
 		return p;
 	}
 }
+
+/**
+ * Runs an async task one run at a time. A call while a run is in progress is served by one more run
+ * after it (calls meanwhile share that run), so the last run always starts after the last call and
+ * sees the latest state: the latest wins, and two runs never overlap. Each call's promise settles when
+ * a run that started after the call has finished.
+ */
+export class Serial {
+	private running: Promise<void> | null = null;
+	private queued: Promise<void> | null = null;
+
+	constructor(private readonly task: () => Promise<void>) {}
+
+	/** Whether a run is in progress or waiting. */
+	get busy(): boolean {
+		return this.running !== null || this.queued !== null;
+	}
+
+	run(): Promise<void> {
+		if (this.queued) return this.queued;
+		const current = this.running;
+		if (!current) return this.start();
+		const next = (): Promise<void> => {
+			this.queued = null;
+			return this.start();
+		};
+		this.queued = current.then(next, next);
+		return this.queued;
+	}
+
+	private start(): Promise<void> {
+		const run: Promise<void> = this.task().finally(() => {
+			if (this.running === run) this.running = null;
+		});
+		this.running = run;
+		return run;
+	}
+}

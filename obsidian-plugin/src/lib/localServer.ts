@@ -1,12 +1,44 @@
 /**
- * Where the `vask` executable and the pair file are on this computer: pure functions of the platform,
- * the environment and the home folder, so that they are tested on any OS.
+ * Where the `vask` executable and the pair file are on this computer, and the environment the server
+ * gets: pure functions of the platform, the environment and the home folder, so that they are tested
+ * for Windows, macOS and Linux on any OS.
  */
+import type { Launcher, PairFiles } from './supervisor';
 
 export interface Host {
 	platform: string; // Node's platform name: 'linux', 'darwin', 'win32', …
 	env: Record<string, string | undefined>;
 	home: string;
+}
+
+/** This computer's processes and files, as the desktop app hands them over (src/desktop/localServer.ts). */
+export interface LocalSystem {
+	host: Host;
+	isFile: (path: string) => boolean;
+	launcher: Launcher;
+	files: PairFiles;
+}
+
+/**
+ * The variables of a vask server that others reach over the network: the server this plugin starts
+ * listens on loopback over plain HTTP (it pairs with nothing else), so they are not passed on from
+ * Obsidian's environment, where they may be set for a server run by hand. (The server sets them
+ * aside by itself too, when started with --pair-file.)
+ */
+export const NETWORK_VARIABLES = ['VASK_HOST', 'VASK_PORT', 'VASK_ALLOW_REMOTE', 'VASK_ALLOWED_HOSTS', 'VASK_TLS_CERT', 'VASK_TLS_KEY'];
+
+/**
+ * The environment `vask serve` is started with: this one, without NETWORK_VARIABLES (in any case on
+ * Windows, whose names ignore it), and with its output in UTF-8, as the plugin reads it (a pipe on
+ * Windows is otherwise in the ANSI code page, which lacks most of the world's letters).
+ */
+export function serverEnv(host: Host): Record<string, string | undefined> {
+	const windows = host.platform === 'win32';
+	const dropped = new Set([...NETWORK_VARIABLES, 'PYTHONIOENCODING']);
+	const env: Record<string, string | undefined> = {};
+	for (const [name, value] of Object.entries(host.env)) if (!dropped.has(windows ? name.toUpperCase() : name)) env[name] = value;
+	env.PYTHONIOENCODING = 'utf-8';
+	return env;
 }
 
 /** How to install vask, as the plugin says it (it never installs anything itself). */
@@ -24,31 +56,68 @@ function joiner(platform: string): (...parts: string[]) => string {
 			.join(sep);
 }
 
+/** Python versions whose per-user install folders are looked in (vask needs 3.11 or later). */
+const PYTHONS = ['3.11', '3.12', '3.13', '3.14'];
+
 /**
- * Where to look for `vask`, in order: the PATH, then where `uv tool install` and `pipx` put it, and
- * Homebrew's folders: Obsidian started from the Dock or a desktop menu gets a shorter PATH than a
- * terminal, without ~/.local/bin.
+ * Where to look for `vask`, in order: the PATH, an active virtual environment, then where `uv tool
+ * install`, `pipx` and `pip install --user` put it, and Homebrew's folders: Obsidian started from the
+ * Dock, the Start menu or a desktop menu gets a shorter PATH than a terminal, without ~/.local/bin.
+ * On Windows only `vask.exe`: a `.cmd` or `.bat` cannot be started without a shell.
  */
 export function vaskCandidates(host: Host): string[] {
 	const join = joiner(host.platform);
 	const windows = host.platform === 'win32';
-	const names = windows ? ['vask.exe', 'vask.cmd', 'vask'] : ['vask'];
-	const pathVar = host.env.PATH ?? host.env.Path ?? '';
-	const dirs = pathVar.split(windows ? ';' : ':').filter((d) => d.trim() !== '');
+	const env = (name: string): string => (host.env[name] ?? '').trim();
+	const name = windows ? 'vask.exe' : 'vask';
+	const pathVar = windows ? env('PATH') || env('Path') : env('PATH');
+	const dirs = pathVar
+		.split(windows ? ';' : ':')
+		.map((d) => d.trim().replace(/^"(.*)"$/, '$1'))
+		.filter((d) => d !== '');
+	if (env('VIRTUAL_ENV')) dirs.push(join(env('VIRTUAL_ENV'), windows ? 'Scripts' : 'bin'));
+	for (const v of ['UV_TOOL_BIN_DIR', 'PIPX_BIN_DIR', 'XDG_BIN_HOME']) if (env(v)) dirs.push(env(v));
 	dirs.push(join(host.home, '.local', 'bin'));
-	if (!windows) dirs.push('/opt/homebrew/bin', '/usr/local/bin');
+	if (windows) {
+		const appData = env('APPDATA') || join(host.home, 'AppData', 'Roaming');
+		const localAppData = env('LOCALAPPDATA') || join(host.home, 'AppData', 'Local');
+		for (const v of PYTHONS) dirs.push(join(appData, 'Python', `Python${v.replace('.', '')}`, 'Scripts'));
+		for (const v of PYTHONS) dirs.push(join(localAppData, 'Programs', 'Python', `Python${v.replace('.', '')}`, 'Scripts'));
+	} else {
+		if (host.platform === 'darwin') for (const v of PYTHONS) dirs.push(join(host.home, 'Library', 'Python', v, 'bin'));
+		dirs.push('/opt/homebrew/bin', '/usr/local/bin');
+	}
 	const out: string[] = [];
-	for (const dir of dirs) for (const name of names) {
+	for (const dir of dirs) {
 		const path = join(dir, name);
 		if (!out.includes(path)) out.push(path);
 	}
 	return out;
 }
 
+/** A path as typed or pasted into the settings: without the quotes Windows' "Copy as path" adds, `~` expanded. */
+export function typedPath(host: Host, typed: string): string {
+	let path = typed.trim().replace(/^"(.*)"$/, '$1').trim();
+	if (path === '~' || path.startsWith('~/') || (host.platform === 'win32' && path.startsWith('~\\'))) path = host.home + path.slice(1);
+	return path;
+}
+
+/** What a path to `vask` looks like on this system (the setting's placeholder). */
+export function executableExample(host: Host): string {
+	return host.platform === 'win32' ? `${host.home}\\.local\\bin\\vask.exe` : '/path/to/vask';
+}
+
+/** Why the executable set in the settings cannot be started as it is, or null. */
+export function executableProblem(host: Host, path: string): string | null {
+	if (host.platform === 'win32' && /\.(cmd|bat)$/i.test(path))
+		return `${path} is a script that needs a shell: set the path of vask.exe (in the same folder, or a virtual environment's Scripts folder).`;
+	return null;
+}
+
 /** The `vask` to start: the one set in the settings, else the first found; null when there is none. */
 export function findVask(host: Host, isFile: (path: string) => boolean, configured = ''): string | null {
-	const set = configured.trim();
-	if (set) return isFile(set) ? set : null;
+	const set = typedPath(host, configured);
+	if (set) return isFile(set) && executableProblem(host, set) === null ? set : null;
 	return vaskCandidates(host).find(isFile) ?? null;
 }
 

@@ -61,7 +61,16 @@ export class LineSplitter {
 	}
 }
 
-export function nodeLauncher(cp: ChildProcessModule, env?: Record<string, string | undefined>): Launcher {
+/**
+ * Starts processes with Node's child_process. `platform` (Node's name for it) decides how one is
+ * stopped: everywhere its stdin is closed first, which `vask serve --stop-with-stdin` takes as the
+ * request to stop cleanly (its pair file removed, its index closed); where there are signals, SIGTERM
+ * asks as well and SIGKILL ends it. Windows has neither: Node's kill() there ends a process at once,
+ * so stop() only closes stdin, and kill() ends the whole tree with `taskkill /T /F` (vask.exe is a
+ * launcher that runs Python as its child), then the process itself.
+ */
+export function nodeLauncher(cp: ChildProcessModule, env?: Record<string, string | undefined>, platform = 'linux'): Launcher {
+	const windows = platform === 'win32';
 	return {
 		spawn(req: SpawnRequest): ChildHandle {
 			const out = new LineSplitter((line) => req.onLine(line));
@@ -97,14 +106,42 @@ export function nodeLauncher(cp: ChildProcessModule, env?: Record<string, string
 				pid: child.pid,
 				stop: () => {
 					child.stdin?.end();
-					child.kill('SIGTERM');
+					if (!windows) child.kill('SIGTERM');
 				},
 				kill: () => {
-					child.kill('SIGKILL');
+					if (!windows) {
+						child.kill('SIGKILL');
+						return;
+					}
+					if (finished || child.pid === undefined) return;
+					killTree(cp, taskkillPath(env), child.pid, () => child.kill());
 				},
 			};
 		},
 	};
+}
+
+/** Windows' taskkill, by its full path: a bare name would be looked for in the current folder first. */
+export function taskkillPath(env: Record<string, string | undefined> | undefined): string {
+	const root = env?.SystemRoot || env?.SYSTEMROOT || 'C:\\Windows';
+	return `${root.replace(/\\+$/, '')}\\System32\\taskkill.exe`;
+}
+
+/** Windows: ends process `pid` and its children (`taskkill /T /F`), then calls `then` (which ends `pid` itself, should taskkill not have). */
+function killTree(cp: ChildProcessModule, taskkill: string, pid: number, then: () => void): void {
+	let done = false;
+	const after = (): void => {
+		if (done) return;
+		done = true;
+		then();
+	};
+	try {
+		const killer = cp.spawn(taskkill, ['/pid', String(pid), '/T', '/F'], { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+		killer.on('exit', after);
+		killer.on('error', after);
+	} catch {
+		after();
+	}
 }
 
 export function nodePairFiles(fs: FsModule): PairFiles {

@@ -16,15 +16,22 @@ export function toSeed(value: unknown): SeedInfo | null {
 	};
 }
 
-/** Whether a source is a connection not linked yet (what a person most wants to see), linked, or neither. */
-export function linkKind(source: Pick<Source, 'linked'>): 'unlinked' | 'linked' | null {
+/**
+ * Whether a source is the seed's own passage (kept when the question may be about the seed itself:
+ * "what could help with [[X]]?"), a connection not linked yet (what a person most wants to see),
+ * linked, or neither.
+ */
+export function linkKind(source: Pick<Source, 'linked'>): 'seed' | 'unlinked' | 'linked' | null {
 	if (typeof source.linked !== 'string' || !source.linked) return null;
+	if (source.linked === 'seed') return 'seed';
 	return source.linked === 'unlinked' ? 'unlinked' : 'linked';
 }
 
 /** The label beside a source: "not linked yet", or how it is linked with the seed. */
 export function linkLabel(source: Pick<Source, 'linked'>, seedTitle: string): string | null {
 	switch (source.linked) {
+		case 'seed': // (under its own heading: "In X itself")
+			return null;
 		case 'unlinked':
 			return 'not linked yet';
 		case 'links to':
@@ -38,9 +45,15 @@ export function linkLabel(source: Pick<Source, 'linked'>, seedTitle: string): st
 	}
 }
 
-/** Sources in two groups, not linked yet first, each in the server's order. */
-export function byLinkKind<T extends Pick<Source, 'linked'>>(sources: T[]): { unlinked: T[]; linked: T[]; other: T[] } {
-	const out = { unlinked: [] as T[], linked: [] as T[], other: [] as T[] };
+/** The heading over a group of sources in an answer about connections. */
+export function groupTitle(kind: 'seed' | 'unlinked' | 'linked', seedTitle: string): string {
+	if (kind === 'seed') return `In ${seedTitle} itself`;
+	return kind === 'unlinked' ? 'Not linked yet' : 'Already linked';
+}
+
+/** Sources in groups: the seed's own first, then not linked yet, then linked, each in the server's order. */
+export function byLinkKind<T extends Pick<Source, 'linked'>>(sources: T[]): { seed: T[]; unlinked: T[]; linked: T[]; other: T[] } {
+	const out = { seed: [] as T[], unlinked: [] as T[], linked: [] as T[], other: [] as T[] };
 	for (const s of sources) {
 		const kind = linkKind(s);
 		(kind === null ? out.other : out[kind]).push(s);

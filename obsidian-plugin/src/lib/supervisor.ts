@@ -10,6 +10,10 @@
  * writes `{url, token, nonce, pid, version}` there (mode 0600) once it answers. A file is trusted only
  * when it carries this start's nonce, names a loopback http address, and the server answers there with
  * that token (`verify`). The token stays in memory: it is never logged, shown or saved in settings.
+ *
+ * A server that stops is started again after a wait that doubles, up to a minute; one that fails the
+ * same way several times in a row (a setting it refuses, an address the plugin does not pair with) is
+ * not started again: the state says why, with the server's own `error:` line, until "Restart".
  */
 import type { Timers } from './debounce';
 
@@ -56,7 +60,8 @@ export type SupervisorState =
 	| { phase: 'running'; url: string; pid: number | null; version: string }
 	| { phase: 'waiting'; retryAt: number; reason: string }
 	| { phase: 'stopping' }
-	| { phase: 'failed'; reason: string };
+	/** `cause`: it could not be started at all, or it failed the same way too many times in a row. */
+	| { phase: 'failed'; reason: string; cause: 'not-started' | 'repeated' };
 
 export interface SupervisorOptions {
 	command: string;
@@ -81,6 +86,8 @@ export interface SupervisorOptions {
 	pollMs?: number;
 	/** How long stop() waits for the process to exit before it kills it. */
 	stopGraceMs?: number;
+	/** After this many failures in a row with the same reason, it is not started again. */
+	maxSameFailures?: number;
 	logLines?: number;
 }
 
@@ -92,6 +99,7 @@ export const DEFAULTS = {
 	startTimeoutMs: 60_000,
 	pollMs: 250,
 	stopGraceMs: 5_000,
+	maxSameFailures: 4,
 	logLines: 500,
 } as const;
 
@@ -123,6 +131,20 @@ export function backoffDelay(crashes: number, initialMs: number, maxMs: number):
 	return Math.min(maxMs, initialMs * 2 ** Math.max(0, crashes - 1));
 }
 
+/** The plugin only ever pairs with a server on this machine, over plain http on a loopback address. */
+const PAIRABLE_URL = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d{1,5}$/;
+
+/** This start's pair file naming an address the plugin does not pair with: what to say about it; else null. */
+export function pairFileProblem(text: string, nonce: string): string | null {
+	try {
+		const d = JSON.parse(text) as Record<string, unknown>;
+		if (d.nonce !== nonce || typeof d.url !== 'string' || PAIRABLE_URL.test(d.url)) return null;
+		return `listens at ${d.url.slice(0, 100)}, where the plugin does not pair (it pairs over plain http on 127.0.0.1 or [::1] only)`;
+	} catch {
+		return null;
+	}
+}
+
 /** A pair file's text as this start's pairing, or null when it is not (another run's, half a file, not loopback). */
 export function parsePairFile(text: string, nonce: string): Pairing | null {
 	let data: unknown;
@@ -134,8 +156,7 @@ export function parsePairFile(text: string, nonce: string): Pairing | null {
 	if (typeof data !== 'object' || data === null) return null;
 	const d = data as Record<string, unknown>;
 	if (d.nonce !== nonce || typeof d.url !== 'string' || typeof d.token !== 'string' || d.token === '') return null;
-	// The plugin only ever pairs with a server on this machine, over plain http on a loopback address.
-	if (!/^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d{1,5}$/.test(d.url)) return null;
+	if (!PAIRABLE_URL.test(d.url)) return null;
 	return {
 		url: d.url,
 		token: d.token,
@@ -159,6 +180,12 @@ export class Supervisor {
 	private killTimer: unknown = null;
 	private exited: (() => void) | null = null;
 	private wanted = false;
+	/** This start's last `error:` line from the server (vask prints its clear errors so), and why it was ended. */
+	private lastError: string | null = null;
+	private endedBecause: string | null = null;
+	/** The last failure's reason, and how many failures in a row have had it. */
+	private lastReason: string | null = null;
+	private sameFailures = 0;
 
 	constructor(opts: SupervisorOptions) {
 		this.o = { ...DEFAULTS, makeNonce: randomNonce, ...opts };
@@ -184,6 +211,8 @@ export class Supervisor {
 		if (this.wanted) return;
 		this.wanted = true;
 		this.crashes = 0;
+		this.lastReason = null;
+		this.sameFailures = 0;
 		void this.launch();
 	}
 
@@ -224,6 +253,8 @@ export class Supervisor {
 	private async launch(): Promise<void> {
 		const gen = ++this.generation;
 		this.pairingNow = null;
+		this.lastError = null;
+		this.endedBecause = null;
 		this.setState({ phase: 'starting', attempt: this.crashes + 1 }, null);
 		// A file from an earlier run (a crash leaves one) must not be read as this one's.
 		await this.o.files.remove(this.o.pairFile).catch(() => undefined);
@@ -239,7 +270,9 @@ export class Supervisor {
 			command: this.o.command,
 			args,
 			onLine: (line) => {
-				if (gen === this.generation) this.log.push(this.redact(line));
+				if (gen !== this.generation) return;
+				this.log.push(this.redact(line));
+				if (line.startsWith('error: ')) this.lastError = this.redact(line.slice('error: '.length)).slice(0, 300);
 			},
 			onExit: (code, signal) => {
 				if (gen === this.generation) this.childExited(code, signal);
@@ -250,7 +283,7 @@ export class Supervisor {
 				this.child = null;
 				this.wanted = false;
 				this.note(`could not start ${this.o.command}: ${message}`);
-				this.setState({ phase: 'failed', reason: `could not start ${this.o.command}: ${message}` }, null);
+				this.setState({ phase: 'failed', reason: `could not start ${this.o.command}: ${message}`, cause: 'not-started' }, null);
 				this.exited?.();
 			},
 		});
@@ -262,10 +295,15 @@ export class Supervisor {
 
 	/** Reads the pair file until it holds this start's nonce and the server answers with its token. */
 	private async pair(gen: number, nonce: string, deadline: number): Promise<void> {
+		let problem: string | null = null;
 		for (;;) {
 			if (gen !== this.generation || this.child === null || this.stateNow.phase !== 'starting') return;
 			const text = await this.o.files.read(this.o.pairFile).catch(() => null);
 			const pairing = text === null ? null : parsePairFile(text, nonce);
+			if (text !== null && pairing === null && problem === null) {
+				problem = pairFileProblem(text, nonce);
+				if (problem) this.note(`the server ${problem}`);
+			}
 			if (pairing) {
 				try {
 					await this.o.verify(pairing);
@@ -280,6 +318,7 @@ export class Supervisor {
 			}
 			if (this.o.timers.now() >= deadline) {
 				this.note(`no pairing within ${Math.round(this.o.startTimeoutMs / 1000)} s: stopping this start`);
+				this.endedBecause = problem ?? `did not pair within ${Math.round(this.o.startTimeoutMs / 1000)} s`;
 				this.child.kill();
 				return;
 			}
@@ -303,10 +342,23 @@ export class Supervisor {
 		}
 		const ran = this.runningSince === null ? 0 : this.o.timers.now() - this.runningSince;
 		this.runningSince = null;
-		if (ran >= this.o.stableMs) this.crashes = 0; // (a long good run: the next wait starts short again)
+		if (ran >= this.o.stableMs) {
+			// (a long good run: the next wait starts short again, and earlier failures are forgotten)
+			this.crashes = 0;
+			this.lastReason = null;
+		}
 		this.crashes += 1;
+		const reason = `the server ${this.endedBecause ?? how}${this.lastError ? `: ${this.lastError}` : ''}`;
+		this.sameFailures = reason === this.lastReason ? this.sameFailures + 1 : 1;
+		this.lastReason = reason;
+		if (this.sameFailures >= this.o.maxSameFailures) {
+			this.wanted = false;
+			const times = `${this.sameFailures} times in a row`;
+			this.note(`${reason} (${times}): not starting it again until "Restart server"`);
+			this.setState({ phase: 'failed', reason: `${reason} (${times})`, cause: 'repeated' }, null);
+			return;
+		}
 		const wait = backoffDelay(this.crashes, this.o.initialBackoffMs, this.o.maxBackoffMs);
-		const reason = `the server ${how}`;
 		this.note(`${reason}; starting it again in ${formatSeconds(wait)}`);
 		this.setState({ phase: 'waiting', retryAt: this.o.timers.now() + wait, reason }, null);
 		this.timer = this.o.timers.setTimeout(() => {

@@ -152,7 +152,10 @@ export interface Source {
 	date_source?: string | null;
 	/** A PDF passage's page (1-based; `link` then ends in `#page=N`); null for notes and canvases. */
 	page?: number | null;
-	/** In an answer about what connects to a note: "links to" (the seed links to it), "linked from", "both" or "unlinked". */
+	/**
+	 * In an answer about what connects to a note: "links to" (the seed links to it), "linked from", "both",
+	 * "unlinked", or "seed" (the seed's own passage, kept when the question may be about it).
+	 */
 	linked?: string;
 	/** Likewise: the seed's heading this passage is closest to. */
 	near?: string;

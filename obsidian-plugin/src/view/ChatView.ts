@@ -19,7 +19,7 @@ import {
 	type ScopeMode,
 } from '../lib/scope';
 import { askParams } from '../lib/settings';
-import { byLinkKind, linkKind, linkLabel } from '../lib/seed';
+import { byLinkKind, groupTitle, linkKind, linkLabel } from '../lib/seed';
 import { dateSourceText, describeRange, isFileTimeDate, localIsoDateTime, sourceDateText } from '../lib/time';
 import type { AskRequest, HistoryMessage, Source } from '../lib/types';
 import type { VaskHost } from './host';
@@ -573,15 +573,16 @@ export class ChatView extends ItemView {
 			// Without an answer they are not sources of anything, only the notes that matched.
 			text: turn.declined || turn.status === 'error' || (turn.status === 'stopped' && !turn.content) ? 'Matching notes' : 'Sources',
 		});
-		// An answer about connections: the notes not linked yet first, then the linked ones, apart.
+		// An answer about connections: the seed's own passages when kept, then the notes not linked yet,
+		// then the linked ones, apart.
 		const groups = turn.seed ? byLinkKind(turn.sources) : null;
-		const ordered = groups ? [...groups.unlinked, ...groups.linked, ...groups.other] : turn.sources;
+		const ordered = groups ? [...groups.seed, ...groups.unlinked, ...groups.linked, ...groups.other] : turn.sources;
 		const list = el.createEl('ol', { cls: 'vask-sources-list' });
 		let lastKind: string | null = null;
 		for (const s of ordered) {
 			const kind = groups ? linkKind(s) : null;
 			if (groups && kind !== lastKind && kind !== null) {
-				list.createEl('li', { cls: 'vask-sources-group', attr: { role: 'presentation' }, text: kind === 'unlinked' ? 'Not linked yet' : 'Already linked' });
+				list.createEl('li', { cls: 'vask-sources-group', attr: { role: 'presentation' }, text: groupTitle(kind, turn.seed!.title) });
 				lastKind = kind;
 			}
 			const li = list.createEl('li', { cls: 'vask-source' });
@@ -619,7 +620,7 @@ export class ChatView extends ItemView {
 		const remove = chip.createEl('button', {
 			cls: 'vask-seed-remove',
 			text: '✕',
-			attr: { 'aria-label': `Ask without reading “${seed.words} ${seed.title}” as a question about connections` },
+			attr: { 'aria-label': `Ask as written, not as a question about what ${seed.words || 'connects to'} ${seed.title}` },
 		});
 		remove.addEventListener('click', () => void this.searchWithoutSeed(turn));
 	}

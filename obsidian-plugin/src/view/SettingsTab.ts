@@ -8,7 +8,7 @@ import { DEFAULT_SETTINGS, type VaskSettings } from '../lib/settings';
 import type { Transport } from '../lib/transport';
 import type { DoctorReport } from '../lib/types';
 import type { VaskHost } from './host';
-import { describeLocal, type LocalServerControl } from './localServerControl';
+import { describeLocal, type LocalServerControl } from '../lib/localServerControl';
 
 export interface SettingsHost extends VaskHost {
 	updateSettings(patch: Partial<VaskSettings>): Promise<void>;
@@ -197,13 +197,20 @@ export class VaskSettingTab extends PluginSettingTab {
 			.addToggle((t) => t.setValue(s.manageServer).onChange(async (v) => this.host.updateSettings({ manageServer: v })));
 		new Setting(containerEl)
 			.setName('Vask executable')
-			.setDesc('Empty: looked for on the PATH and in ~/.local/bin, where `uv tool install` and `pipx` put it. This computer only.')
-			.addText((t) =>
-				t
-					.setPlaceholder('/path/to/vask')
+			.setDesc(
+				'Empty: looked for on the PATH and in ~/.local/bin, where `uv tool install` and `pipx` put it. ' +
+					'Used once you stop typing or leave the field. This computer only.',
+			)
+			.addText((t) => {
+				t.setPlaceholder(this.host.local.executableExample)
 					.setValue(s.vaskPath)
-					.onChange(async (v) => this.host.updateSettings({ vaskPath: v })),
-			);
+					.onChange(async (v) => this.host.updateSettings({ vaskPath: v }));
+				// (a path half typed is none: it is applied when the field is left or Enter pressed, or after a pause)
+				t.inputEl.addEventListener('blur', () => this.host.local.applyNow());
+				t.inputEl.addEventListener('keydown', (e) => {
+					if (e.key === 'Enter') this.host.local.applyNow();
+				});
+			});
 		this.localEl = containerEl.createDiv({ cls: 'vask-local-status' });
 		this.refreshLocal();
 		new Setting(containerEl)

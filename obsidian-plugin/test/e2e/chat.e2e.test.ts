@@ -828,6 +828,46 @@ describe('scope: suggestions, chips, the pane toggle, names that match nothing',
 		expect(((await conversation(page))[1] as AssistantTurn).seed).toBeNull();
 	});
 
+	it('"what relates to this project?" with no note open: read as written, and the server\'s notice says so; no chip', async () => {
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		await ask(page, 'Which notes relate to this project?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies(pageServer)[before]).not.toHaveProperty('open_note');
+		const answer = lastAnswer(page);
+		const notice = await answer.locator('.vask-notice').innerText();
+		expect(notice).toContain('“relate to this project” would ask what connects to the note you have open');
+		expect(notice).toContain('[[Note name]]');
+		expect(await answer.locator('.vask-seed').count()).toBe(0);
+		expect(((await conversation(page))[1] as AssistantTurn).seed).toBeNull();
+	});
+
+	it('"what could help with [[Weeknight dal]]?" keeps the note\'s own passages first, under their heading; ✕ asks as written', async () => {
+		const seed = '02 Areas/Cooking/Weeknight dal.md';
+		const page = await openPage();
+		const before = askBodies(pageServer).length;
+		await ask(page, 'What could help with [[Weeknight dal]]?');
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		const turn = (await conversation(page))[1] as AssistantTurn;
+		expect(turn.seed).toEqual({ seed, title: 'Weeknight dal', words: 'could help with' });
+		expect(turn.sources[0]).toMatchObject({ path: seed, linked: 'seed' });
+		expect(turn.sources.filter((s) => s.linked !== 'seed').every((s) => s.path !== seed)).toBe(true);
+		const answer = lastAnswer(page);
+		const groups = await answer.locator('.vask-sources-group').allInnerTexts();
+		expect(groups[0]).toBe('In Weeknight dal itself');
+		expect(groups.slice(1).every((g) => g === 'Not linked yet' || g === 'Already linked')).toBe(true);
+		const remove = answer.locator('.vask-seed button.vask-seed-remove');
+		expect(await remove.getAttribute('aria-label')).toContain('Ask as written');
+		await remove.click();
+		await expect.poll(() => askBodies(pageServer).length - before, { timeout: 10_000 }).toBe(2);
+		await page.locator('.vask-msg-assistant.is-done').waitFor({ timeout: 60_000 });
+		expect(askBodies(pageServer)[before + 1]).toMatchObject({ connect: false });
+		const again = (await conversation(page))[1] as AssistantTurn;
+		expect(again.seed).toBeNull();
+		expect(again.sources.every((s) => s.path === seed)).toBe(true);
+		expect(await chipTexts(page)).toEqual([['note', 'Weeknight dal']]); // [[Weeknight dal]] a scope again
+	});
+
 	it('"This note" sends filters.paths and every source is from that note; "This folder" sends filters.folders; chips say so; the choice stays', async () => {
 		const page = await openPage({ activeFile: KNEE });
 		const before = askBodies(pageServer).length;

@@ -7,6 +7,7 @@
 import type { App as ObsidianApp, PluginManifest } from 'obsidian';
 import VaskPlugin from '../../src/main';
 import { App, SecretStorage, TFile, TFolder, type NoteInfo, type VaultListing } from './obsidian-stub';
+import { installFakeDesktop, type FakeDesktopConfig } from './fake-desktop';
 
 interface HarnessConfig {
 	vaultPath: string;
@@ -18,6 +19,8 @@ interface HarnessConfig {
 	settings: Record<string, unknown>;
 	/** The app's keychain (Obsidian 1.11.4+) and what it holds; unset: an app without one. */
 	secrets?: Record<string, string>;
+	/** A desktop app, whose Node is stood in for (fake-desktop.ts); unset: no desktop, as on mobile. */
+	desktop?: FakeDesktopConfig;
 }
 
 declare global {
@@ -32,6 +35,7 @@ declare global {
 
 async function main(): Promise<void> {
 	const cfg = window.__harnessConfig;
+	if (cfg.desktop) installFakeDesktop(cfg.desktop);
 	window.__pluginData = cfg.settings;
 	const manifest = (await (await fetch('/manifest.json')).json()) as PluginManifest;
 	// A page that does not name a folder gets a fresh one: chats kept by one test never show in another.

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive, until as untilEvery } from '../helpers/processes';
 import { VaskClient } from '../../src/lib/client';
 import { defaultTimers } from '../../src/lib/debounce';
+import { serverEnv } from '../../src/lib/localServer';
 import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/lib/nodeSystem';
 
 // (Node's overloaded spawn and event methods are wider than the few members nodeSystem.ts declares)
@@ -117,4 +118,49 @@ describe('the supervisor with a real vask serve', () => {
 			sup.killNow();
 		}
 	});
+
+	it('stays on loopback whatever Obsidian\'s environment says, and stops by its stdin alone, as on Windows', async () => {
+		const vault = join(dir, 'vault');
+		const pairFile = join(dir, 'run', 'vask', 'pair-2.json');
+		const env = {
+			...process.env,
+			OLLAMA_HOST: ollamaUrl,
+			VASK_EMBED_MODEL: 'fake-embed',
+			VASK_CHAT_MODEL: 'fake-chat',
+			VASK_INDEX_DIR: join(dir, 'index-2'),
+			// meant for a server run by hand for other devices (docs/DEVICES.md)
+			VASK_HOST: '0.0.0.0',
+			VASK_ALLOW_REMOTE: 'true',
+			VASK_TLS_CERT: join(dir, 'no-such-cert.pem'),
+			VASK_TLS_KEY: join(dir, 'no-such-key.pem'),
+		};
+		// Both layers: the environment as the desktop glue passes it (serverEnv), and as it is (the server's own guard).
+		for (const passed of [serverEnv({ platform: 'win32', env, home: dir }), env]) {
+			const sup = new Supervisor({
+				command: VASK,
+				vaultPath: vault,
+				pairFile,
+				launcher: nodeLauncher(nodeChildProcess, passed, 'win32'), // (stop: stdin closed, no signal)
+				files: nodePairFiles(fs),
+				timers: defaultTimers,
+				verify: async (p) => void (await new VaskClient({ baseUrl: p.url, token: p.token }).health()),
+			});
+			try {
+				sup.start();
+				const paired = await until('the pairing', () => sup.pairing ?? (sup.state.phase === 'waiting' && sup.state));
+				const log = () => sup.logLines().join('\n');
+				expect(paired, log()).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+				const pid = sup.pairing!.pid!;
+				expect(log().includes('note: the address 0.0.0.0 (VASK_HOST, --host) set aside')).toBe(passed === env);
+				await sup.stop();
+				expect(alive(pid)).toBe(false);
+				expect(fs.existsSync(pairFile)).toBe(false); // (it stopped cleanly: its own pair file removed)
+				expect(log()).toMatch(/exited with code 0/);
+				expect(log()).not.toMatch(/killed/);
+			} finally {
+				sup.killNow();
+			}
+		}
+	});
 });
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PathBatcher, RenderScheduler, debounce } from '../../src/lib/debounce';
+import { PathBatcher, RenderScheduler, Serial, debounce } from '../../src/lib/debounce';
 import { FakeTimers, settle } from './fakeTimers';
 
 describe('debounce', () => {
@@ -169,5 +169,64 @@ describe('RenderScheduler', () => {
 		await r.flush();
 		expect(order).toEqual(['start1', 'end1', 'start2', 'end2']);
 		expect(t.pending).toBe(0);
+	});
+});
+
+describe('Serial', () => {
+	/** A task whose runs the test ends one by one. */
+	function gated() {
+		const ends: (() => void)[] = [];
+		let active = 0;
+		let most = 0;
+		let runs = 0;
+		const task = async (): Promise<void> => {
+			runs++;
+			active++;
+			most = Math.max(most, active);
+			await new Promise<void>((resolve) => ends.push(resolve));
+			active--;
+		};
+		return { task, ends, stats: () => ({ runs, most }) };
+	}
+
+	it('never runs twice at once; calls during a run share one more run after it', async () => {
+		const g = gated();
+		const serial = new Serial(g.task);
+		const first = serial.run();
+		const second = serial.run();
+		const third = serial.run();
+		expect(third).toBe(second);
+		await settle();
+		expect(g.stats()).toEqual({ runs: 1, most: 1 });
+		let secondDone = false;
+		void second.then(() => (secondDone = true));
+		g.ends.shift()!();
+		await first;
+		await settle();
+		expect(g.stats()).toEqual({ runs: 2, most: 1 }); // the second started after the first ended
+		expect(secondDone).toBe(false);
+		const fourth = serial.run(); // (during the second run: one more after it)
+		expect(fourth).not.toBe(second);
+		g.ends.shift()!();
+		await second;
+		await settle();
+		expect(g.stats()).toEqual({ runs: 3, most: 1 });
+		g.ends.shift()!();
+		await fourth;
+		expect(serial.busy).toBe(false);
+	});
+
+	it('a run that fails does not stop the next one', async () => {
+		let calls = 0;
+		const serial = new Serial(async () => {
+			calls++;
+			await Promise.resolve();
+			if (calls === 1) throw new Error('first fails');
+		});
+		const first = serial.run();
+		const second = serial.run();
+		await expect(first).rejects.toThrow('first fails');
+		await second;
+		expect(calls).toBe(2);
 	});
 });

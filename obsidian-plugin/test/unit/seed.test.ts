@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byLinkKind, linkKind, linkLabel, toSeed } from '../../src/lib/seed';
+import { byLinkKind, groupTitle, linkKind, linkLabel, toSeed } from '../../src/lib/seed';
 
 describe('toSeed', () => {
 	it('keeps a connection with a seed path; null otherwise', () => {
@@ -26,17 +26,25 @@ describe('how a source is linked with the seed', () => {
 		expect(linkKind({ linked: 'both' })).toBe('linked');
 		expect(linkKind({ linked: 'unlinked' })).toBe('unlinked');
 		expect(linkKind({})).toBeNull();
+		// the seed's own passage: its own group, under a heading that says so
+		expect(linkKind({ linked: 'seed' })).toBe('seed');
+		expect(linkLabel({ linked: 'seed' }, 'Launch')).toBeNull();
+		expect(groupTitle('seed', 'Launch')).toBe('In Launch itself');
+		expect(groupTitle('unlinked', 'Launch')).toBe('Not linked yet');
+		expect(groupTitle('linked', 'Launch')).toBe('Already linked');
 	});
 
-	it('groups sources not linked yet first, keeping the order within each group', () => {
+	it('groups the seed\'s own passages first, then sources not linked yet, keeping the order within each group', () => {
 		const sources = [
 			{ path: 'a', linked: 'links to' },
 			{ path: 'b', linked: 'unlinked' },
 			{ path: 'c', linked: 'linked from' },
 			{ path: 'd', linked: 'unlinked' },
 			{ path: 'e' },
+			{ path: 'f', linked: 'seed' },
 		];
 		const groups = byLinkKind(sources);
+		expect(groups.seed.map((s) => s.path)).toEqual(['f']);
 		expect(groups.unlinked.map((s) => s.path)).toEqual(['b', 'd']);
 		expect(groups.linked.map((s) => s.path)).toEqual(['a', 'c']);
 		expect(groups.other.map((s) => s.path)).toEqual(['e']);

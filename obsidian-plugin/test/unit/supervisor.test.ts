@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { findVask, pairFilePath, pathHash, vaskCandidates } from '../../src/lib/localServer';
+import { executableProblem, findVask, pairFilePath, pathHash, serverEnv, typedPath, vaskCandidates } from '../../src/lib/localServer';
+import { nodeLauncher, taskkillPath, type ChildProcessModule } from '../../src/lib/nodeSystem';
 import {
 	LogBuffer,
 	Supervisor,
 	backoffDelay,
+	pairFileProblem,
 	parsePairFile,
 	randomNonce,
 	type ChildHandle,
@@ -128,7 +130,7 @@ describe('Supervisor', () => {
 		await flush();
 		const waits: number[] = [];
 		for (let crash = 0; crash < 8; crash++) {
-			launcher.last.req.onExit(1, null); // crashed before pairing
+			launcher.last.req.onExit(crash, null); // crashed before pairing (each time otherwise: it is retried)
 			const state = sup.state;
 			expect(state.phase).toBe('waiting');
 			if (state.phase === 'waiting') waits.push(state.retryAt - timers.now());
@@ -152,6 +154,63 @@ describe('Supervisor', () => {
 		expect(sup.pairing).toBeNull(); // (the client must not use the dead address meanwhile)
 	});
 
+	it('a server that fails the same way each time is not started again; the reason has its error line', async () => {
+		const { launcher, sup, timers, states } = setup();
+		sup.start();
+		for (let i = 0; i < 4; i++) {
+			await flush();
+			launcher.last.req.onLine('error: Port 8765 on 127.0.0.1 is already in use.');
+			launcher.last.req.onLine('hint: Another program (perhaps another `vask serve`) is using port 8765.');
+			launcher.last.req.onExit(2, null);
+			timers.advance(60_000);
+		}
+		await flush();
+		timers.advance(600_000);
+		await flush();
+		expect(launcher.runs.length).toBe(4);
+		const reason = 'the server exited with code 2: Port 8765 on 127.0.0.1 is already in use. (4 times in a row)';
+		expect(sup.state).toEqual({ phase: 'failed', reason, cause: 'repeated' });
+		expect(states.filter((s) => s.phase === 'waiting').length).toBe(3);
+		expect(sup.logLines().at(-1)).toBe(`[vask plugin] ${reason}: not starting it again until "Restart server"`);
+		sup.start(); // ("Restart server", after the cause was fixed)
+		await flush();
+		expect(launcher.runs.length).toBe(5);
+	});
+
+	it('a run that lasted counts as a success: failures the same way around it do not add up', async () => {
+		const { launcher, sup, timers, writePair, poll } = setup();
+		sup.start();
+		for (let i = 0; i < 9; i++) {
+			await flush();
+			if (i % 3 === 2) {
+				writePair();
+				await poll();
+				timers.advance(60_000); // stable
+			}
+			launcher.last.req.onExit(1, null);
+			timers.advance(60_000);
+		}
+		await flush();
+		expect(launcher.runs.length).toBe(10);
+		expect(sup.state.phase).toBe('starting');
+	});
+
+	it('a pair file naming an address the plugin does not pair with is said, and is the reason the start failed', async () => {
+		const { launcher, sup, timers, writePair } = setup();
+		sup.start();
+		await flush();
+		writePair(undefined, 'http://0.0.0.0:50123'); // (a server that bound every interface)
+		for (let i = 0; i < 250; i++) {
+			timers.advance(250);
+			await flush();
+		}
+		expect(launcher.last.killed).toBe(true);
+		launcher.last.req.onExit(null, 'SIGKILL');
+		const problem = 'listens at http://0.0.0.0:50123, where the plugin does not pair (it pairs over plain http on 127.0.0.1 or [::1] only)';
+		expect(sup.state).toMatchObject({ phase: 'waiting', reason: `the server ${problem}` });
+		expect(sup.logLines().filter((l) => l.includes(problem)).length).toBe(2); // said once when read, once as the reason
+	});
+
 	it('gives a start that never pairs a time limit, then kills it and backs off', async () => {
 		const { launcher, sup, timers } = setup();
 		sup.start();
@@ -162,7 +221,7 @@ describe('Supervisor', () => {
 		}
 		expect(launcher.last.killed).toBe(true);
 		launcher.last.req.onExit(null, 'SIGKILL');
-		expect(sup.state.phase).toBe('waiting');
+		expect(sup.state).toMatchObject({ phase: 'waiting', reason: 'the server did not pair within 60 s' });
 	});
 
 	it('stops on request: stdin closed and SIGTERM, SIGKILL after the grace time, no restart', async () => {
@@ -201,7 +260,7 @@ describe('Supervisor', () => {
 		launcher.failWith = 'spawn /nope/vask ENOENT';
 		sup.start();
 		await flush();
-		expect(sup.state).toEqual({ phase: 'failed', reason: 'could not start /home/u/.local/bin/vask: spawn /nope/vask ENOENT' });
+		expect(sup.state).toEqual({ phase: 'failed', reason: 'could not start /home/u/.local/bin/vask: spawn /nope/vask ENOENT', cause: 'not-started' });
 		timers.advance(600_000);
 		await flush();
 		expect(launcher.runs.length).toBe(0);
@@ -241,6 +300,14 @@ describe('supervisor helpers', () => {
 		expect(parsePairFile(JSON.stringify({ ...ok, url: 'http://[::1]:5000' }), 'n')?.url).toBe('http://[::1]:5000');
 	});
 
+	it('pairFileProblem names an address of this start the plugin does not pair with, and nothing else', () => {
+		const file = (url: string, nonce = 'n') => JSON.stringify({ url, token: 't', nonce, pid: 3, version: '0.1.0' });
+		expect(pairFileProblem(file('https://127.0.0.1:5000'), 'n')).toMatch(/^listens at https:\/\/127\.0\.0\.1:5000, where/);
+		expect(pairFileProblem(file('http://[::1]:5000'), 'n')).toBeNull();
+		expect(pairFileProblem(file('http://0.0.0.0:5000', 'other'), 'n')).toBeNull(); // (another run's)
+		expect(pairFileProblem('{"half', 'n')).toBeNull();
+	});
+
 	it('nonces are fresh and of the form vask serve accepts', () => {
 		const a = randomNonce();
 		expect(a).toMatch(/^[A-Za-z0-9_-]{32}$/);
@@ -265,8 +332,46 @@ describe('where vask and the pair file are', () => {
 			'/opt/homebrew/bin/vask',
 			'/usr/local/bin/vask',
 		]);
-		const win = { platform: 'win32', env: { Path: 'C:\\Tools;' }, home: 'C:\\Users\\u' };
-		expect(vaskCandidates(win).slice(0, 4)).toEqual(['C:\\Tools\\vask.exe', 'C:\\Tools\\vask.cmd', 'C:\\Tools\\vask', 'C:\\Users\\u\\.local\\bin\\vask.exe']);
+	});
+
+	it('on Windows: vask.exe only, on the Path, in a virtual environment\'s Scripts, uv\'s and pipx\'s folder, and pip --user\'s', () => {
+		const win = {
+			platform: 'win32',
+			env: { Path: 'C:\\Tools;"C:\\Program Files\\Py";', VIRTUAL_ENV: 'C:\\proj\\.venv', APPDATA: 'C:\\Users\\u\\AppData\\Roaming' },
+			home: 'C:\\Users\\u',
+		};
+		const found = vaskCandidates(win);
+		expect(found.slice(0, 4)).toEqual([
+			'C:\\Tools\\vask.exe',
+			'C:\\Program Files\\Py\\vask.exe', // (quotes around a Path entry are not part of it)
+			'C:\\proj\\.venv\\Scripts\\vask.exe',
+			'C:\\Users\\u\\.local\\bin\\vask.exe',
+		]);
+		expect(found).toContain('C:\\Users\\u\\AppData\\Roaming\\Python\\Python311\\Scripts\\vask.exe');
+		expect(found).toContain('C:\\Users\\u\\AppData\\Local\\Programs\\Python\\Python313\\Scripts\\vask.exe');
+		expect(found.every((p) => p.endsWith('\\vask.exe'))).toBe(true); // (a .cmd needs a shell: EINVAL from spawn)
+		expect(found.some((p) => p.startsWith('/'))).toBe(false);
+	});
+
+	it('on macOS also pip --user\'s folders and Homebrew\'s; a venv\'s bin on Linux', () => {
+		const mac = vaskCandidates({ platform: 'darwin', env: { PATH: '/usr/bin' }, home: '/Users/u' });
+		expect(mac).toContain('/Users/u/Library/Python/3.11/bin/vask');
+		expect(mac.slice(-2)).toEqual(['/opt/homebrew/bin/vask', '/usr/local/bin/vask']);
+		expect(vaskCandidates({ ...linux, env: { PATH: '', VIRTUAL_ENV: '/p/.venv', UV_TOOL_BIN_DIR: '/t' } }).slice(0, 3)).toEqual([
+			'/p/.venv/bin/vask',
+			'/t/vask',
+			'/home/u/.local/bin/vask',
+		]);
+	});
+
+	it('a typed path: quotes of "Copy as path" and a leading ~ are read as meant; a .cmd on Windows is refused with why', () => {
+		expect(typedPath(linux, '  ~/bin/vask ')).toBe('/home/u/bin/vask');
+		const win = { platform: 'win32', env: {}, home: 'C:\\Users\\u' };
+		expect(typedPath(win, '"C:\\Program Files\\vask\\vask.exe"')).toBe('C:\\Program Files\\vask\\vask.exe');
+		expect(findVask(win, (p) => p === 'C:\\Program Files\\vask\\vask.exe', '"C:\\Program Files\\vask\\vask.exe"')).toBe('C:\\Program Files\\vask\\vask.exe');
+		expect(executableProblem(win, 'C:\\x\\vask.CMD')).toMatch(/needs a shell/);
+		expect(findVask(win, () => true, 'C:\\x\\vask.cmd')).toBeNull();
+		expect(executableProblem(linux, '/x/vask.cmd')).toBeNull();
 	});
 
 	it('finds the first that exists; a path set in the settings is the only one tried', () => {
@@ -286,5 +391,70 @@ describe('where vask and the pair file are', () => {
 		);
 		expect(pathHash('/home/u/Notes')).not.toBe(pathHash('/home/u/Notes2'));
 		expect(pathHash('')).toBe('cbf29ce484222325'); // FNV-1a's offset basis: the hash is the standard one
+	});
+});
+
+describe('the environment vask serve is started with', () => {
+	it('leaves out the variables of a server others reach over the network, any case on Windows; its output in UTF-8', () => {
+		const env = { PATH: '/usr/bin', VASK_HOST: '0.0.0.0', VASK_ALLOW_REMOTE: 'true', VASK_TLS_CERT: 'c', VASK_TLS_KEY: 'k', VASK_PORT: '1', VASK_ALLOWED_HOSTS: 'a', VASK_EMBED_MODEL: 'm', vask_host: 'x' };
+		expect(serverEnv({ platform: 'linux', env, home: '/h' })).toEqual({ PATH: '/usr/bin', VASK_EMBED_MODEL: 'm', vask_host: 'x', PYTHONIOENCODING: 'utf-8' });
+		const win = { Vask_Host: '0.0.0.0', Path: 'C:\\x', PythonIOEncoding: 'cp1252' };
+		expect(serverEnv({ platform: 'win32', env: win, home: 'C:\\h' })).toEqual({ Path: 'C:\\x', PYTHONIOENCODING: 'utf-8' }); // (as the plugin reads it)
+	});
+});
+
+/** Node's child_process as far as nodeLauncher uses it, recording what is done to each process. */
+function fakeChildProcess() {
+	const spawned: { command: string; args: readonly string[]; killed: (string | undefined)[]; stdinEnded: boolean; exit: (code: number | null, signal: string | null) => void }[] = [];
+	const cp = {
+		spawn(command: string, args: readonly string[]) {
+			const handlers: Record<string, ((...a: never[]) => void)[]> = {};
+			const rec = {
+				command,
+				args,
+				killed: [] as (string | undefined)[],
+				stdinEnded: false,
+				exit: (code: number | null, signal: string | null) => handlers.exit?.forEach((fn) => (fn as (c: number | null, s: string | null) => void)(code, signal)),
+			};
+			spawned.push(rec);
+			return {
+				pid: 4000 + spawned.length,
+				stdin: { end: () => void (rec.stdinEnded = true), on: () => undefined },
+				stdout: { setEncoding: () => undefined, on: () => undefined },
+				stderr: { setEncoding: () => undefined, on: () => undefined },
+				kill: (signal?: string) => {
+					rec.killed.push(signal);
+					return true;
+				},
+				on: (event: string, fn: (...a: never[]) => void) => void (handlers[event] ??= []).push(fn),
+			};
+		},
+	};
+	return { cp: cp as unknown as ChildProcessModule, spawned };
+}
+
+describe('stopping vask serve on each system (nodeLauncher)', () => {
+	const request = { command: 'vask', args: ['serve'], onLine: () => undefined, onExit: () => undefined, onError: () => undefined };
+
+	it('Linux and macOS: stop closes stdin and sends SIGTERM; kill sends SIGKILL', () => {
+		const { cp, spawned } = fakeChildProcess();
+		const child = nodeLauncher(cp, {}, 'darwin').spawn(request);
+		child.stop();
+		expect(spawned[0]).toMatchObject({ stdinEnded: true, killed: ['SIGTERM'] });
+		child.kill();
+		expect(spawned[0]!.killed).toEqual(['SIGTERM', 'SIGKILL']);
+	});
+
+	it('Windows: stop only closes stdin (vask stops on that; a kill there would end it at once); kill ends its tree with taskkill, then it', () => {
+		const { cp, spawned } = fakeChildProcess();
+		const child = nodeLauncher(cp, { SystemRoot: 'D:\\Windows' }, 'win32').spawn(request);
+		child.stop();
+		expect(spawned[0]).toMatchObject({ stdinEnded: true, killed: [] });
+		child.kill();
+		expect(spawned[1]).toMatchObject({ command: 'D:\\Windows\\System32\\taskkill.exe', args: ['/pid', String(child.pid), '/T', '/F'] });
+		expect(spawned[0]!.killed).toEqual([]); // (the tree first: vask.exe's Python child is found by its parent)
+		spawned[1]!.exit(0, null);
+		expect(spawned[0]!.killed).toEqual([undefined]); // Node's kill(): TerminateProcess
+		expect(taskkillPath({})).toBe('C:\\Windows\\System32\\taskkill.exe');
 	});
 });
