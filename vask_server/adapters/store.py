@@ -34,7 +34,7 @@ from vask_server.adapters.schema import HIT_COLUMNS, chunk_schema, hit_rows, tex
 from vask_server.adapters.sql import sql_in
 from vask_server.adapters.upkeep import TableUpkeep
 from vask_server.core.hashkeys import HashKeys, hash_key, keys_of_hex_rows
-from vask_server.errors import IndexBroken
+from vask_server.errors import IndexBroken, NotIndexed
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,13 @@ _KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
 
 
 class Store(TableUpkeep):
-    def __init__(self, index_dir: Path, db: lancedb.AsyncConnection) -> None:
+    def __init__(self, index_dir: Path, db: lancedb.AsyncConnection, *, read_only: bool = False) -> None:
         self.index_dir = index_dir
         self._db = db
+        # A reader beside the index's writer (`vask mcp`): it creates, repairs, migrates and indexes
+        # nothing, and any write is a bug (`_writing` refuses it).
+        self.read_only = read_only
+        self._on_disk = read_only is False or (index_dir / "lancedb").is_dir()
         self._tables: dict[str, lancedb.AsyncTable] = {}
         self._fts_ready: set[str] = set()
         self._text_ready: set[str] = set()  # suffixes whose keyword table is searchable
@@ -71,12 +75,18 @@ class Store(TableUpkeep):
         self._paused: bool | None = None  # the pause this process set (`set_paused`); None: index.json's
 
     @classmethod
-    async def open(cls, index_dir: Path) -> Store:
-        """The index in `index_dir`, brought up to the current format first (`migrations.py`)."""
-        ensure_index_dir(index_dir)
-        db = await lancedb.connect_async(str(index_dir / "lancedb"))
-        store = cls(index_dir, db)
-        await migrate(store)
+    async def open(cls, index_dir: Path, *, read_only: bool = False) -> Store:
+        """The index in `index_dir`, brought up to the current format first (`migrations.py`).
+        `read_only`: as it stands, for a reader that must never write it (no folder made, no format
+        brought up to date: every step so far only adds to index.json what a reader assumes anyway)."""
+        if not read_only:
+            ensure_index_dir(index_dir)
+        folder = index_dir / "lancedb"
+        # (connecting makes the folder: a reader of an index not built yet connects to nothing on disk)
+        db = await lancedb.connect_async(str(folder) if folder.is_dir() or not read_only else "memory://")
+        store = cls(index_dir, db, read_only=read_only)
+        if not read_only:
+            await migrate(store)
         await store._find_keyword_tables()
         return store
 
@@ -131,7 +141,9 @@ class Store(TableUpkeep):
         if table is None:
             existing = await self._db.list_tables()
             names = set(existing.tables) if hasattr(existing, "tables") else set(existing)
-            if name in names and self._never_committed(name):
+            if name in names and self._never_committed(name) and self.read_only:
+                names.discard(name)  # (the writer removes it; a reader finds no table there yet)
+            elif name in names and self._never_committed(name):
                 # A run killed while it created the table leaves its folder without a first version:
                 # listed, but no version to open, so every later sync would fail on it. It held nothing.
                 log.warning("table %s was left half-created by an interrupted run; creating it again", name)
@@ -141,6 +153,14 @@ class Store(TableUpkeep):
                 table = await self._db.open_table(name)
                 if "vector" in schema.names:
                     await self.ann.read(name, table)
+            elif self.read_only and not self._on_disk and (self.index_dir / "lancedb").is_dir():
+                await self.forget_tables()  # (built since this reader started: read from it now)
+                return await self._table(name, schema)
+            elif self.read_only:
+                raise NotIndexed(
+                    "The index is not built yet, or is being built anew.",
+                    "Wait for `vask serve` to finish its sync (its status says how far it is), or run `vask index`.",
+                )
             else:
                 table = await self._db.create_table(name, schema=schema, exist_ok=True)
             self._tables[name] = table
@@ -386,6 +406,8 @@ class Store(TableUpkeep):
     async def _writing(self) -> AsyncIterator[None]:
         """The write lock; `writes` goes up as it is released, so that a read that overlapped the
         write is seen as stale too."""
+        if self.read_only:
+            raise RuntimeError("a read-only store was asked to write")
         async with self._lock:
             try:
                 yield
@@ -491,6 +513,10 @@ class Store(TableUpkeep):
         if await table.count_rows() == 0:
             return
         full_text = [index for index in indices if "search_text" in index.columns]
+        if self.read_only:  # (the writer makes what is missing; a reader searches what there is)
+            if full_text:
+                self._fts_ready.add(name)
+            return
         if rebuild:
             for index in full_text:
                 await table.drop_index(index.name)
@@ -539,6 +565,7 @@ class Store(TableUpkeep):
         reopen on next use; operations in flight keep the handles they have."""
         self._tables.clear()
         self._db = await lancedb.connect_async(str(self.index_dir / "lancedb"))
+        self._on_disk = True
         self._writes_on_connection = 0
 
     async def wait_background(self) -> None:

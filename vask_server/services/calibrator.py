@@ -119,7 +119,8 @@ class Calibrator:
         if saved is not None:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
-        if cache.calibration.kind == "questions":  # (one measured without the model is not kept)
+        # (one measured without the model is not kept; nor by a reader, which writes nothing beside the index)
+        if cache.calibration.kind == "questions" and not self.store.read_only:
             try:
                 write_calibration(self.store.index_dir, cache.calibration)
             except OSError as exc:  # only costs the next start this measurement

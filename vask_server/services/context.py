@@ -34,16 +34,17 @@ UNSENT_OPENAI_KEY = (
 
 
 @dataclass
-class Services:
+class QueryServices:
+    """What answering from the index needs, and no more: what every door's questions go through. A
+    reader (`vask mcp`) has only these, over an index it opened read-only."""
+
     settings: Settings
     vault_root: Path
     index_dir: Path
     gateway: ModelGateway  # embeddings (and answers, unless chat_gateway is another server)
     store: Store
     vault: Vault
-    indexer: Indexer
     searcher: Searcher
-    qa: QAService
     chat_gateway: ModelGateway  # answers: the same object as `gateway` when it is the same server
 
     async def close(self) -> None:
@@ -51,6 +52,14 @@ class Services:
         await self.gateway.close()
         if self.chat_gateway is not self.gateway:
             await self.chat_gateway.close()
+
+
+@dataclass
+class Services(QueryServices):
+    """The query services, and the index's writer and answers: the server's and the CLI's."""
+
+    indexer: Indexer
+    qa: QAService
 
 
 def make_gateway(settings: Settings, access: ServerAccess) -> ModelGateway:
@@ -101,7 +110,29 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
     searcher.sync_progress = lambda: indexer.progress
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
-    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)
+    return Services(
+        settings=settings,
+        vault_root=vault_root,
+        index_dir=index_dir,
+        gateway=gateway,
+        store=store,
+        vault=vault,
+        searcher=searcher,
+        chat_gateway=chat_gateway,
+        indexer=indexer,
+        qa=qa,
+    )
+
+
+async def open_reader_services(settings: Settings, *, gateway: ModelGateway | None = None) -> QueryServices:
+    """The query services over the index as it stands, opened read-only: nothing is written, synced,
+    watched or taken (not the writer's lock: a `vask serve` may be writing this index meanwhile)."""
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    gateway, chat_gateway = model_gateways(settings, gateway)
+    store = await Store.open(index_dir, read_only=True)
+    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    return QueryServices(settings, vault_root, index_dir, gateway, store, Vault(vault_root), searcher, chat_gateway)
 
 
 @asynccontextmanager
@@ -113,7 +144,7 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
         await services.close()
 
 
-async def index_status(services: Services, *, check: bool = False, disk: bool = False) -> dict[str, Any]:
+async def index_status(services: QueryServices, *, check: bool = False, disk: bool = False) -> dict[str, Any]:
     """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`.
     `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
     before a search meets it."""
@@ -184,7 +215,7 @@ def _keyword_sample(active: dict[str, Any]) -> dict[str, Any] | None:
     return {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
 
 
-def servers(services: Services) -> dict[str, Any]:
+def servers(services: QueryServices) -> dict[str, Any]:
     """The model servers embeddings and answers come from, and for each whether an API key is sent to
     it (never the key): `api_key` is given for an OpenAI-compatible server, and for Ollama when
     VASK_CHAT_API_KEY is sent to it."""

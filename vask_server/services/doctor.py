@@ -9,7 +9,6 @@ working (no model server, a model missing, no vault). Only a `fail` makes `vask 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import socket
 from collections.abc import Mapping
@@ -22,7 +21,6 @@ from vask_server.adapters.meta import read_meta
 from vask_server.adapters.ollama import display_host
 from vask_server.config import Settings
 from vask_server.core.cjk import CJK, SIMPLE
-from vask_server.core.exclude import opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
 from vask_server.core.keyword_choice import KeywordChoice, recorded_language
 from vask_server.core.language import MOSTLY
@@ -151,6 +149,8 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     """Built, with the configured model, and how many of the scanned files changed since its sync. A step
     still to take (`vask index`, or a running `vask serve`, does it), not a failure."""
     from vask_server.adapters.store import Store
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.freshness import OPT_OUT_READS, count_opted_out
 
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
@@ -163,12 +163,13 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
         return Check(
             "index", "warn", f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
-    store = await Store.open(index_dir)
+    store = await Store.open(index_dir, read_only=True)
     stamps = (await store.manifest(meta.active["suffix"], with_links=False)).stamps()
     plan = plan_scan(on_disk, stamps)
     # A note that opted out (`vask: exclude`) has no record, as the sync keeps none: not behind.
     new = [path for path in plan.changed if path not in stamps]
-    opted = await asyncio.to_thread(_opted_out, settings, new[:_OPT_OUT_READS])
+    vault = Vault(settings.require_vault())
+    opted = await asyncio.to_thread(count_opted_out, vault, new[:OPT_OUT_READS], settings.max_note_bytes)
     late = len(plan.changed) - opted + len(plan.deleted)
     detail = f"'{model}', {dimension}-d, last sync {meta.last_sync}"
     if late:
@@ -179,23 +180,6 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
             "`vask index` (a running `vask serve` does it itself)",
         )
     return Check("index", "ok", f"{detail}; up to date")
-
-
-_OPT_OUT_READS = 1_000  # notes without a record read to see whether they opted out (more: counted as late)
-
-
-def _opted_out(settings: Settings, paths: list[str]) -> int:
-    """How many of these notes opted out in their frontmatter (read, never named)."""
-    from vask_server.adapters.vault import NoteUnreadable, Vault
-
-    vault = Vault(settings.require_vault())
-    count = 0
-    for path in paths:
-        if file_type(path) not in (MARKDOWN, None):
-            continue
-        with contextlib.suppress(NoteUnreadable):
-            count += opted_out_text(vault.read_note(path, settings.max_note_bytes)[0])
-    return count
 
 
 def _language_checks(settings: Settings, on_disk: Mapping[str, Any]) -> list[Check]:

@@ -6,19 +6,35 @@ from __future__ import annotations
 from typing import Any
 
 from vask_server.adapters.store import Store
+from vask_server.core.retrieve import Filters
 from vask_server.services.active_index import ActiveIndex
-from vask_server.services.connections import find_connections
+from vask_server.services.connections import Connected, find_connections
 from vask_server.services.graph import LinkGraphs
 
 _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for how they are connected)
 
 
+async def connections_of(
+    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int, filters: Filters | None = None
+) -> list[Connected]:
+    """The notes connected to `path`, best first, each with the passage that connects it; `filters`
+    (dates, folders, tags) apply to the connected notes. What every door asks for a note's connections."""
+    return await find_connections(
+        store,
+        graphs,
+        index.suffix,
+        index.dimension,
+        path,
+        top_k=top_k,
+        filters=filters,
+        keyword_terms=index.keyword_terms,
+    )
+
+
 async def related_notes(
     store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int
 ) -> list[dict[str, Any]]:
-    connected = await find_connections(
-        store, graphs, index.suffix, index.dimension, path, top_k=top_k, keyword_terms=index.keyword_terms
-    )
+    connected = await connections_of(store, graphs, index, path, top_k)
     return [
         {
             "path": c.path,

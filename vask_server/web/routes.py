@@ -15,7 +15,6 @@ from aiohttp import web
 
 from vask_server import __version__
 from vask_server.adapters.token import DEFAULT_DEVICE
-from vask_server.core.filetypes import file_type
 from vask_server.core.model_names import OLLAMA_REGISTRIES, NotAModelName, pull_allowed, registry_host
 from vask_server.core.prompt import previous_question
 from vask_server.errors import BadRequest, DeviceNotAllowed, RegistryNotAllowed, VaskError
@@ -23,6 +22,7 @@ from vask_server.services.context import Services, index_status
 from vask_server.services.doctor import report as doctor_report
 from vask_server.services.doctor import run_checks
 from vask_server.services.live import LiveIndex
+from vask_server.services.paths import note_path
 from vask_server.services.qa import AskRequest
 from vask_server.services.related import related_notes
 from vask_server.web import validation as v
@@ -46,11 +46,7 @@ def _live(request: web.Request) -> LiveIndex:
 
 def _vault_path(services: Services, value: str, name: str) -> str:
     """A vault-relative note path, checked to stay inside the vault."""
-    v.string_list([value], name)  # NUL bytes and invalid Unicode
-    services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
-    if file_type(value) is None:
-        raise BadRequest(f"'{name}' must be the path of a note (.md), a canvas (.canvas) or a PDF (.pdf).")
-    return value.replace("\\", "/").lstrip("/")
+    return note_path(services.vault, value, name)
 
 
 def _note_field(services: Services, body: dict[str, Any], name: str) -> str | None:
