@@ -1,4 +1,4 @@
-"""The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, token, eval,
+"""The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, mcp, token, eval,
 doctor, pause, resume. This module builds the parser, reads the settings and runs the command asked
 for; each command's own work and printing is in its module (ask_cli, index_cli, eval_cli, token_cli)."""
 
@@ -24,7 +24,7 @@ from vask_server.errors import VaskError
 
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
-COMMANDS = ("index", "ask", "search", "status", "serve", "token", "eval", "doctor", "pause", "resume")
+COMMANDS = ("index", "ask", "search", "status", "serve", "mcp", "token", "eval", "doctor", "pause", "resume")
 DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed, something stops vask (each printed with its fix)
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
@@ -63,6 +63,8 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "search": (*_EVERY, *_OLLAMA, *_RETRIEVAL),
     "status": (*_EVERY, "embed_model"),
     "serve": tuple(s.name for s in SETTINGS),
+    # (a reader of the index: the query's model server and ranking, and the rules that keep notes out)
+    "mcp": (*_EVERY, *_OLLAMA, *_RETRIEVAL, "exclude", "obsidian_excluded", "max_note_bytes"),
     # (what the checks read: the model servers, the vault as indexing scans it, serve's address and TLS)
     "doctor": (
         *_EVERY,
@@ -157,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--stop-with-stdin", action="store_true", help="stop when standard input closes (the starter has gone)"
     )
     _add_setting_flags(p, FLAGS["serve"])
+
+    p = sub.add_parser(
+        "mcp",
+        help="the MCP server over stdio, for agents (Claude, Cursor, VS Code, LM Studio): searches and reads "
+        "the notes from the index as it stands, read-only (docs/MCP.md)",
+    )
+    _add_setting_flags(p, FLAGS["mcp"])
 
     p = sub.add_parser("pause", help="pause indexing by `vask serve` (a laptop on battery); searches go on")
     _add_setting_flags(p, FLAGS["pause"])
@@ -257,7 +266,7 @@ _TOKEN_ACTIONS = ("add", "list", "revoke")
 def _is_command(name: str, words: list[str]) -> bool:
     if name in ("ask", "search"):
         return True  # (their words are the question: `vask search tax return` searches for "tax return")
-    if name in ("index", "status", "serve", "doctor", "pause", "resume"):
+    if name in ("index", "status", "serve", "mcp", "doctor", "pause", "resume"):
         return not words
     if name == "token":
         return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
@@ -331,10 +340,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             set_process_memory_policy()  # (before the database's threads start: they read it once)
         if args.command == "serve":
+            from vask_server.mcp.http import McpMount  # (the SDK itself only once /mcp is called)
             from vask_server.web.server import Launch, run_server  # the web layer only when serving
 
             launch = Launch(args.pair_file, args.pair_nonce, args.stop_with_stdin)
-            return int(run_server(settings, watch=not args.no_watch, launch=launch))
+            return int(run_server(settings, watch=not args.no_watch, launch=launch, mounts=[McpMount()]))
+        if args.command == "mcp":
+            from vask_server.mcp.stdio import run_stdio  # (the MCP SDK, and the services once the index opens)
+
+            return run_stdio(settings)
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
         if args.command in ("pause", "resume"):
