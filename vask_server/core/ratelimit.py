@@ -51,7 +51,7 @@ class CallBudget:
     (and the machine): past either limit a call is refused with how long to wait. Pure: the clock
     comes in; the caller says when a call it let in is done."""
 
-    def __init__(self, rate: int = 300, window: float = 60.0, in_flight: int = 32) -> None:
+    def __init__(self, rate: int = 1200, window: float = 60.0, in_flight: int = 32) -> None:
         self.rate = rate
         self.window = window
         self.in_flight = in_flight
