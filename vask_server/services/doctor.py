@@ -82,6 +82,7 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
         checks.append(_unsent_key_check(settings))
     if vault.ok:
         checks.append(_plugin_check(settings))
+        checks.append(await _mcp_check(settings))
     return checks
 
 
@@ -301,6 +302,43 @@ def _plugin_check(settings: Settings) -> Check:
     if not same:
         return Check("Obsidian plugin", "warn", f"{detail}: not the same release", install)
     return Check("Obsidian plugin", "ok", detail)
+
+
+async def _mcp_check(settings: Settings) -> Check:
+    """Whether an agent's `vask mcp` would answer: the MCP SDK is installed, the index opens read-only as
+    `vask mcp` opens it (beside a running `vask serve`), and the command an agent's configuration runs."""
+    import importlib.util
+    import shutil
+
+    from vask_server.adapters.store import Store
+    from vask_server.errors import NotIndexed
+    from vask_server.services.active_index import active_index
+
+    name = "MCP door"
+    setup = "docs/MCP.md says how to add it to Claude, Cursor, VS Code or LM Studio"
+    if importlib.util.find_spec("mcp") is None:
+        return Check(
+            name, "fail", "the `mcp` package is not installed", "Reinstall vask: `uv sync` (or pip install vask)."
+        )
+    launch = shutil.which("vask") or "python -m vask_server.cli"
+    command = f"`{launch} mcp --vault {settings.require_vault()}`"
+    try:
+        store = await Store.open(settings.resolved_index_dir(), read_only=True)
+        index = active_index(store.read_meta())
+        notes, _ = await store.note_statuses(index.suffix)
+    except NotIndexed:
+        return Check(
+            name, "warn", f"{command} would have no index to answer from yet", "`vask index` (or `vask serve`)"
+        )
+    except VaskError as exc:
+        return Check(name, "fail", f"{command} cannot open the index read-only: {exc.message}", exc.hint)
+    building = "" if index.complete else " (its first index, being built)"
+    return Check(
+        name,
+        "ok",
+        f"{command} answers from {_count(notes, 'note')}{building}, read-only; `vask serve` serves it at /mcp too",
+        setup,
+    )
 
 
 def _count(number: int, thing: str) -> str:
