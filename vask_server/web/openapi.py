@@ -373,5 +373,32 @@ def _document() -> dict[str, Any]:
                     "responses": {"200": _json({"type": "object"}), **_errors()},
                 }
             },
+            "/mcp": {method: _mcp_operation(method) for method in ("post", "get", "delete")},
         },
     }
+
+
+# The MCP door's Streamable HTTP endpoint (docs/MCP.md): JSON-RPC messages of the Model Context Protocol,
+# which the MCP SDK answers; vask's own checks (token, Host, Origin, body size) come first, in its shape.
+_MCP_SUMMARY = {
+    "post": "MCP (Streamable HTTP): a JSON-RPC request or notification; the answer as JSON or an SSE stream",
+    "get": "MCP (Streamable HTTP): the session's stream of server messages (SSE)",
+    "delete": "MCP (Streamable HTTP): end the session",
+}
+
+
+def _mcp_operation(method: str) -> dict[str, Any]:
+    answer = {
+        "description": "The Model Context Protocol's answer (its own JSON-RPC shapes: docs/MCP.md)",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+    operation: dict[str, Any] = {
+        "summary": _MCP_SUMMARY[method],
+        "responses": {"200": answer, **_errors(ForbiddenOrigin, PayloadTooLarge)},
+    }
+    if method == "post":
+        operation["requestBody"] = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    return operation
