@@ -62,7 +62,7 @@ export const DEFAULT_POLL_MS = 10_000;
 
 /**
  * Most paths one /v1/reindex request may carry: the server answers 400 to a
- * longer list (MAX_LIST_ITEMS in vask_server/web/validation.py; keep the two equal).
+ * longer list (MAX_LIST_ITEMS in vask_server/core/arguments.py; keep the two equal).
  */
 export const MAX_REINDEX_PATHS = 200;
 
