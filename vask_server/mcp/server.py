@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 ServicesFn = Callable[[], Awaitable["QueryServices"]]
 
 NOTE_URI = "vask://note/"
+TOO_MANY_CALLS = -32029  # (JSON-RPC's range for a server's own errors: -32000 to -32099)
 RESOURCES_PAGE = 200  # notes listed a page
 RESOURCE_CHARS = 200_000  # a note attached as a resource, at most (read_note reads the rest)
 
@@ -130,6 +131,7 @@ class VaskMCPServer(MCPServer[Any]):
         self._services = services
         self._budget = budget or CallBudget()
         self._freshness: tuple[QueryServices, FreshnessWatch] | None = None
+        self._tools: dict[str, Any] | None = None
         self.middleware.append(self._limit)
         _register(self, top_k)
 
@@ -151,7 +153,9 @@ class VaskMCPServer(MCPServer[Any]):
     # -- errors as vask says them ---------------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
-        tools = {tool.name: tool for tool in await self.list_tools()}
+        if self._tools is None:  # (registered once: what each takes is read once)
+            self._tools = {tool.name: tool for tool in await self.list_tools()}
+        tools = self._tools
         if name not in tools:
             raise MCPError(
                 INVALID_PARAMS,
@@ -159,7 +163,7 @@ class VaskMCPServer(MCPServer[Any]):
                 {"hint": f"Call one of {', '.join(sorted(tools))} (tools/list describes them)."},
             )
         known = set((tools[name].input_schema or {}).get("properties", {}))
-        unknown = sorted(str(key)[:100] for key in arguments if key not in known)
+        unknown = sorted(str(key)[:100] for key in arguments if key not in known)[:5]
         if unknown:
             raise ToolError(
                 _said(
@@ -197,7 +201,7 @@ class VaskMCPServer(MCPServer[Any]):
                 message = f"Too many calls from this client ({self._budget.rate} a minute at most)."
             if ctx.method == "tools/call":
                 return CallToolResult(content=[TextContent(type="text", text=_said(message, hint))], is_error=True)
-            raise MCPError(INVALID_PARAMS, f"{message} hint: {hint}", {"hint": hint})
+            raise MCPError(TOO_MANY_CALLS, f"{message} hint: {hint}", {"hint": hint})
         try:
             return await call_next(ctx)
         finally:
