@@ -193,3 +193,20 @@ async def test_freshness_counts_the_notes_changed_since_the_last_sync(indexed):
         assert "1 note changed" in (later.notice() or "") and "Opted out" not in (later.notice() or "")
     finally:
         await reader.close()
+
+
+async def test_a_reader_sees_what_the_writer_syncs_after_it_opened(indexed):
+    """A long-lived reader (an agent's `vask mcp`) beside `vask serve`: a note synced after the reader
+    opened the index is found and read by it, without a restart."""
+    reader = await open_reader_services(indexed)
+    try:
+        before = await reader.searcher.search("zqxlaterword", top_k=5, min_similarity=0.0)
+        assert all(hit.path != "Later.md" for hit in before.hits)
+        (indexed.vault / "Later.md").write_text("# Later\n\nWritten after the reader opened: zqxlaterword.\n", "utf-8")
+        async with open_services(indexed) as writer:
+            await writer.indexer.sync()
+        after = await reader.searcher.search("zqxlaterword", top_k=5, min_similarity=0.0)
+        assert after.hits and after.hits[0].path == "Later.md"
+        assert "zqxlaterword" in (await read_note(reader, "Later.md")).text
+    finally:
+        await reader.close()

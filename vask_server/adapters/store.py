@@ -83,7 +83,7 @@ class Store(TableUpkeep):
             ensure_index_dir(index_dir)
         folder = index_dir / "lancedb"
         # (connecting makes the folder: a reader of an index not built yet connects to nothing on disk)
-        db = await lancedb.connect_async(str(folder) if folder.is_dir() or not read_only else "memory://")
+        db = await _connect(str(folder) if folder.is_dir() or not read_only else "memory://", read_only=read_only)
         store = cls(index_dir, db, read_only=read_only)
         if not read_only:
             await migrate(store)
@@ -564,7 +564,7 @@ class Store(TableUpkeep):
         sync they hold metadata of every version it wrote (~30 MB after a 10,000-note build). Tables
         reopen on next use; operations in flight keep the handles they have."""
         self._tables.clear()
-        self._db = await lancedb.connect_async(str(self.index_dir / "lancedb"))
+        self._db = await _connect(str(self.index_dir / "lancedb"), read_only=self.read_only)
         self._on_disk = True
         self._writes_on_connection = 0
 
@@ -650,6 +650,15 @@ class Store(TableUpkeep):
         search runs into it (recorded in `problems`, or cleared)."""
         with contextlib.suppress(IndexBroken):
             await self.text_search(suffix, dimension, "vask", 1)
+
+
+async def _connect(uri: str, *, read_only: bool) -> lancedb.AsyncConnection:
+    """The database. A reader beside the writer sees each version the writer commits, at its next read
+    (LanceDB's handles otherwise stay on the version they opened, and a long-lived reader, `vask mcp`,
+    would answer from the index as it was when it started); the writer sees its own writes anyway."""
+    if read_only:
+        return await lancedb.connect_async(uri, read_consistency_interval=timedelta(0))
+    return await lancedb.connect_async(uri)
 
 
 def hash_keys_of(hashes: pa.Array) -> np.ndarray:
