@@ -12,11 +12,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vask_server.services.context import QueryServices
-    from vask_server.web.asgi import Receive, Scope, Send
+
+# ASGI's three (the web app calls this as an ASGI application: web/app.AsgiMount)
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
