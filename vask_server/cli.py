@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from vask_server import __version__, ask_cli, eval_cli, index_cli, token_cli
+from vask_server import __version__, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.timeexpr import parse_day, parse_now
+from vask_server.core.timerange import parse_day, parse_now
 from vask_server.errors import VaskError
 
 # The database library takes seconds to import, so services are imported only by the commands that
-# need them: `vask index` with nothing changed, `vask token` and `--help` stay instant.
+# need them: `vask index` with nothing changed, `vask token` and `--help` stay instant. The commands'
+# own modules too (reading time words compiles a grammar): `vask mcp` answers an agent's handshake sooner.
 
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
@@ -352,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
         if args.command in ("pause", "resume"):
+            from vask_server import index_cli
+
             return index_cli.pause(settings, paused=args.command == "pause")
         if args.command == "doctor":
             return asyncio.run(_doctor(args, settings))
@@ -380,6 +383,8 @@ def _print_error(exc: VaskError) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from vask_server import index_cli
+
     if args.command == "index":  # (the index's one writer: the other commands here only read it)
         with index_cli.writer(settings):
             return await _command(args, settings)
@@ -387,6 +392,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _command(args: argparse.Namespace, settings: Settings) -> int:
+    from vask_server import ask_cli, eval_cli, index_cli
+
     if args.command == "index" and not args.full and index_cli.nothing_changed(settings):
         return 0
     from vask_server.services.context import open_services

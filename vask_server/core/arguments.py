@@ -8,7 +8,7 @@ from datetime import date
 from typing import Any
 
 from vask_server.core.retrieve import Filters
-from vask_server.core.timeexpr import parse_day, parse_now
+from vask_server.core.timerange import parse_day, parse_now
 from vask_server.errors import BadRequest
 
 MAX_QUERY_CHARS = 4000

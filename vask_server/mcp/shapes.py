@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from vask_server.core.citations import location, written_on
 from vask_server.core.models import Hit
-from vask_server.core.timeexpr import TimeRange, describe_range
+from vask_server.core.timerange import TimeRange, describe_range
 
 if TYPE_CHECKING:  # (the services import the database: loaded once the index is opened, not before)
     from vask_server.mcp.calls import Connections, Dated
