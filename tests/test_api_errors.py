@@ -18,6 +18,7 @@ from tests.web_helpers import Api, running_app
 from vask_server.adapters.gateway import PullProgress
 from vask_server.adapters.token import add_device
 from vask_server.errors import http_errors
+from vask_server.mcp.http import McpMount
 from vask_server.web import routes
 from vask_server.web.keys import SERVICES
 from vask_server.web.middleware import errors_middleware
@@ -81,7 +82,7 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         await seen.expect(api, "GET", "/v1/related", "not_indexed", params={"path": "Daily/2026-02-14.md"})
         await seen.expect_event(api, {"question": "sourdough"}, "not_indexed")
 
-    async with running_app(settings_for(vault, ollama_retries=0)) as api:
+    async with running_app(settings_for(vault, ollama_retries=0), mounts=[McpMount()]) as api:
         for path, method in OPERATIONS:
             if method == "options":
                 preflight = {"Access-Control-Request-Method": "POST"}
@@ -95,6 +96,9 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         for path in ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first", "/v1/models/pull"):
             await seen.expect(api, "POST", path, "bad_request", data="{broken")
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
+        for method in ("POST", "GET", "DELETE"):  # the MCP door's own checks, before the MCP SDK answers
+            await seen.expect(api, method, "/mcp", "forbidden_origin", headers={"Origin": "https://evil.example"})
+            await seen.expect(api, method, "/mcp", "payload_too_large", data=b"x" * 1_100_000)
         await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})
         await seen.expect(api, "POST", "/v1/ask", "scope_not_found", json={"question": "pricing #no-such-tag"})
         await seen.expect(api, "GET", "/v1/related", "bad_request")
@@ -133,6 +137,11 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         await seen.expect_event(api, {"model": "fake-chat-2"}, "internal", path="/v1/models/pull")
         for name in ("_services", "_live", "openapi_document"):
             monkeypatch.setattr(routes, name, broken)
+
+        async def mcp_broken(*_: object) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(McpMount, "__call__", mcp_broken)
         for path, method in OPERATIONS:
             if method != "options":
                 await seen.expect(api, method, path, "internal", json={})

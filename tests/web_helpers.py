@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
 from vask_server.services.live import LiveIndex
-from vask_server.web.app import create_app
+from vask_server.web.app import AsgiMount, create_app
 from vask_server.web.keys import LIVE
 
 TOKEN = "test-token-0123456789"
@@ -56,8 +56,10 @@ class Api:
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, *, watch: bool = False, wait: bool = True) -> AsyncIterator[Api]:
-    app = create_app(settings, watch=watch, token=TOKEN)
+async def running_app(
+    settings: Settings, *, watch: bool = False, wait: bool = True, mounts: Sequence[AsgiMount] = ()
+) -> AsyncIterator[Api]:
+    app = create_app(settings, watch=watch, token=TOKEN, mounts=mounts)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         api = Api(client)
         if wait:
