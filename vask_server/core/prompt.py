@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -91,7 +91,7 @@ class Prompt:
 def fit_prompt(
     question: str,
     hits: Sequence[Hit],
-    history: Sequence[dict[str, str]] = (),
+    history: Sequence[Mapping[str, str]] = (),
     current_note: str | None = None,
     *,
     context_tokens: int | None = None,
@@ -177,9 +177,3 @@ def _messages(
 
 def _estimate(messages: Sequence[dict[str, str]]) -> int:
     return sum(count_tokens(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in messages)
-
-
-def previous_question(history: Sequence[dict[str, str]]) -> str | None:
-    """The last question the user asked before this one, if any."""
-    previous = [t["content"] for t in history if t.get("role") == "user" and t.get("content")]
-    return previous[-1] if previous else None
