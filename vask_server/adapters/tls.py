@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ssl
 
-from vask_server.config import Settings
 from vask_server.errors import ConfigError
+from vask_server.settings import Settings
 
 RECIPES = "README 'One server, several devices' has recipes (a local CA with openssl or mkcert, Tailscale serve)."
 
