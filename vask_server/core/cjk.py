@@ -29,10 +29,6 @@ _CJK_CHAR_RE = re.compile(f"[{CJK_CHARS}]")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
 
-def is_cjk(char: str) -> bool:
-    return bool(_CJK_CHAR_RE.fullmatch(char))
-
-
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR_RE.search(text) is not None
 
