@@ -531,7 +531,7 @@ async def _index_once(
     rows = await store.count_chunks(report_suffix(store), report.dimension)
     await gateway.close()
     return {
-        "vault": str(vault),
+        "vault": vault.name,
         "model": model,
         "embed_batch_size": settings.embed_batch_size,
         "embed_concurrency": settings.embed_concurrency,
@@ -741,7 +741,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
         )
     ratios = [p["ratio"] for p in pairs]
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "provider": args.provider,
         "embed_batch_size": args.batch_size,
@@ -857,7 +857,7 @@ def run_restart(args: argparse.Namespace) -> dict[str, Any]:
             f"after {args.searches} searches {runs[-1]['rss_after_searches_mib']} MiB"
         )
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "runs": runs,
         "ready_median_s": round(statistics.median(r["ready_s"] for r in runs), 3),
@@ -936,7 +936,7 @@ def run_edits(args: argparse.Namespace) -> dict[str, Any]:
         server.stop()
     compacted = asyncio.run(_compact(args.index_dir))
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "debounce_ms": args.debounce_ms,
         "notes": status["notes"],
@@ -1016,7 +1016,7 @@ def run_memory(args: argparse.Namespace) -> dict[str, Any]:
     size = disk_bytes(args.index_dir)
     compacted = asyncio.run(_compact(args.index_dir))
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "notes": status["notes"],
         "chunks": status["chunks"],
@@ -1383,7 +1383,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         vaults[name] = work / f"vault-{notes}"
         counts = generate(vaults[name], notes, seed=args.seed)
         print(f"vault {vaults[name]}: {counts}")
-        steps.setdefault("vaults", {})[name] = {"path": str(vaults[name]), **counts}
+        steps.setdefault("vaults", {})[name] = {"path": vaults[name].name, **counts}
 
     def ns(**kw: Any) -> argparse.Namespace:
         base = {"ollama_host": host, "json": None, "seed": args.seed, "work": work}
@@ -1479,7 +1479,7 @@ def _one_size(
     suffix = "" if dimension == 384 else f"-d{dimension}"
     index_dir = work / f"index-size-{notes}{suffix}"
     check_bench_dir(index_dir)
-    one: dict[str, Any] = {"vault": str(vault), "seed": seed, "median_words": median, "dimension": dimension}
+    one: dict[str, Any] = {"vault": vault.name, "seed": seed, "median_words": median, "dimension": dimension}
     extra = ["--timeline", "--dimension", str(dimension)]
     # The process's own memory and speed: with the zero-cost embedder (hash-local's feature
     # cache, ~170 MiB at 100,000 notes, would be counted as vask's), into a folder dropped after.

@@ -353,7 +353,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         server.stop()
     idle_ok = [c for c in idle if c.status == 200]
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "notes": notes,
         "chunks": chunks,
