@@ -170,7 +170,12 @@ def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.Capt
         assert re.search(rf"(?<![\w+-]){re.escape(name)}(?![\w+-])", shown), name
 
 
-LINKED_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINKED_DOCS = [
+    ROOT / "README.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "tests" / "eval" / "README.md",
+]
 
 
 def prose(text: str) -> str:
