@@ -9,7 +9,7 @@ hand-written. tests/test_render_docs.py holds the checked-in docs to what this r
 
 What is generated:
 - docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes`
-  (docs/bench/sizes.json, through `scripts.bench.sizes_table`), `bench-first-hour`
+  (docs/bench/sizes.json, through `scripts.bench_sizes.sizes_table`), `bench-first-hour`
   (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
@@ -183,7 +183,7 @@ def bench_all() -> str:
 
 
 def bench_sizes() -> str:
-    from scripts.bench import sizes_table
+    from scripts.bench_sizes import sizes_table
 
     record = load(BENCH / "sizes.json")
     intro = made_by(
@@ -197,7 +197,7 @@ def bench_sizes() -> str:
 
 
 def bench_sizes_1024() -> str:
-    from scripts.bench import sizes_table
+    from scripts.bench_sizes import sizes_table
 
     record = load(BENCH / "sizes-1024.json")
     intro = made_by(
