@@ -352,7 +352,8 @@ def run_index(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def ann_build_s(record: dict[str, Any]) -> float:
-    """Seconds building the ANN index: in the sync (its last step since the fourth sitting) or after it."""
+    """Seconds building the ANN index: in the sync (its last step) or after it (as older checkouts,
+    which the benchmarks also measure, build it)."""
     return float(record["stages_busy_s"].get("vector index", 0)) + float(record["ann_index_after_sync_s"])
 
 

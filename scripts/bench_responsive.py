@@ -1,4 +1,4 @@
-"""`scripts.bench responsive`: does `vask serve` stay responsive while it syncs a large vault (issue 16)?
+"""`scripts.bench responsive`: does `vask serve` stay responsive while it syncs a large vault?
 
 Two syncs of a real `vask serve` subprocess, each watched from threads of this process while it runs:
 `GET /v1/status` every 0.25 s (latency, and when its `done` figure moves), `POST /v1/search` every

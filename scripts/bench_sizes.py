@@ -18,7 +18,7 @@ from scripts.bench_serve import run_memory, run_restart
 from scripts.benchkit import LOCAL_HASH, check_bench_dir, hash_model, machine, write_json
 
 # The vaults of `sizes`: notes -> (seed, median words a note). 100,000 notes are shorter, so that the
-# three sizes reach ~124,000, ~494,000 and ~550,000 chunks (issue 16's vaults).
+# three sizes reach ~124,000, ~494,000 and ~550,000 chunks.
 SIZE_VAULTS = {10_000: (1, 850.0), 40_000: (7, 850.0), 100_000: (7, 350.0)}
 
 
