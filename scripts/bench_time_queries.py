@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from scripts.bench import (
+from scripts.benchkit import (
     DEFAULT_HOST,
     FAST_MODEL,
-    _wait_background,
     free_port,
     make_queries,
     ollama_running,
     print_table,
     summary_ms,
+    wait_background,
     write_json,
 )
 
@@ -88,7 +88,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
     try:
         await app[LIVE].wait_idle(timeout=600)
         services = app[SERVICES]
-        await _wait_background(services.store)
+        await wait_background(services.store)
         searcher = services.searcher
         index = searcher.active()
         timed = [with_time(q, args.phrase) for q in queries]

@@ -116,7 +116,7 @@ def fit_prompt(
     if context_tokens is not None:
         # Each part is counted once: tokens never span the whitespace between parts, so the
         # prompt's count is the sum of theirs (re-counting the whole prompt after each dropped
-        # passage took 0.1 s for 50 passages).
+        # passage was slow: docs/BENCHMARKS.md, "Speed").
         room = context_tokens - ANSWER_TOKENS - _estimate(_messages(question, [], [], context))
         # (a separator between each two sources, none after the last)
         separator = count_tokens(_SOURCE_SEPARATOR)

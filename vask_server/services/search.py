@@ -417,7 +417,7 @@ class Searcher:
         ]
         candidates.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
         # A question in Chinese or Japanese over a model that reads only English: its cosines say
-        # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
+        # nothing (core/model_languages.py), so the keyword side ranks alone.
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
         ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
