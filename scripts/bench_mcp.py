@@ -28,7 +28,7 @@ import urllib.error
 from pathlib import Path
 from typing import Any
 
-from scripts.bench import (
+from scripts.benchkit import (
     ROOT,
     claim_bench_dir,
     free_port,

@@ -217,8 +217,8 @@ async def test_the_search_tool_says_what_v1_search_says(client: Client, url: str
 
 async def test_over_https_when_the_server_has_tls(settings: Settings, tmp_path: Path) -> None:
     from tests.netns import make_certificates
+    from vask_server.adapters.tls import server_ssl_context
     from vask_server.config import load_settings
-    from vask_server.web.tls import server_ssl_context
 
     certs = make_certificates(tmp_path, ["127.0.0.1"], ["127.0.0.1"])
     context = server_ssl_context(load_settings(env={}, tls_cert=certs.server_cert, tls_key=certs.server_key))

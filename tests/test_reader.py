@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vask_server.adapters.writer_lock import SERVE, WriterLock
+from vask_server.core.question import Question
 from vask_server.errors import BadRequest, NotFound, NotIndexed
 from vask_server.services.context import open_reader_services, open_services
 from vask_server.services.freshness import measure
@@ -42,9 +43,8 @@ async def test_a_reader_writes_nothing_and_leaves_the_writers_lock_free(indexed)
     before = _files(index_dir)
     reader = await open_reader_services(indexed)
     try:
-        result = await reader.searcher.search_question(
-            "how much does Tidepool Pro cost?", today=date(2026, 3, 1), top_k=6, min_similarity=0.0
-        )
+        asked = Question("how much does Tidepool Pro cost?", today=date(2026, 3, 1), top_k=6, min_similarity=0.0)
+        result = await reader.searcher.search_question(asked)
         assert result.hits  # (it searched, calibration and all)
         await read_note(reader, "01 Projects/Launch Tidepool app.md")
         # a writer can start beside it: the reader holds no lock

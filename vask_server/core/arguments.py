@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
+from vask_server.core.question import Mode
 from vask_server.core.retrieve import Filters
 from vask_server.core.timerange import parse_day, parse_now
 from vask_server.errors import BadRequest
@@ -122,6 +123,16 @@ def flag(value: Any, name: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise BadRequest(f"'{name}' must be true or false.")
     return value
+
+
+def mode(body: dict[str, Any]) -> Mode | None:
+    """`mode`, when the body sets it (null included): "vector" or "hybrid"; absent, the searcher's own."""
+    if "mode" not in body:
+        return None
+    value = body["mode"]
+    if value in ("vector", "hybrid"):
+        return cast(Mode, value)
+    raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
 
 
 def history(value: Any) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ from datetime import date
 from typing import Any
 
 from vask_server.core import arguments
+from vask_server.core.question import Question
 from vask_server.core.retrieve import Filters
 from vask_server.core.timeexpr import read_time
 from vask_server.errors import BadRequest, NotIndexed
@@ -51,8 +52,9 @@ async def search(
     limit: int | None = None,
     today: str | None = None,
 ) -> SearchResult:
-    """As POST /v1/search with {query, filters, top_k, now}. Before a first sync has written anything
-    there is nothing to search: an empty answer (the index's state says why), not a failure."""
+    """As POST /v1/search with {query, filters, top_k, now}: one `Question`, searched whole. Before a
+    first sync has written anything there is nothing to search: an empty answer (the index's state
+    says why), not a failure."""
     settings = services.settings
     meta = services.store.read_meta()
     if meta.building and not meta.active:
@@ -61,13 +63,14 @@ async def search(
             await services.store.count_chunks(index.suffix, index.dimension)
         except NotIndexed:
             return SearchResult([], "none", declined=True, query=question)
-    result = await services.searcher.search_question(
+    question_asked = Question(
         arguments.text({"question": question}, "question"),
         today=arguments.today(today, "today") or date.today(),
         top_k=arguments.integer(limit, "limit", settings.top_k, 1, arguments.MAX_TOP_K),
         min_similarity=settings.min_similarity,
         filters=_filters(folders=folders, tags=tags, notes=notes, date_from=date_from, date_to=date_to),
     )
+    result = await services.searcher.search_question(question_asked)
     return await _readable_hits(services, result)
 
 
