@@ -139,7 +139,8 @@ class VaskMCPServer(MCPServer[Any]):
         return await self._services()
 
     async def freshness(self, services: QueryServices) -> Freshness:
-        """How current the index is (measured at most every 30 s: a scan of the vault)."""
+        """How current the index is: a scan of the vault, taken again once the last is older than
+        FreshnessWatch's `max_age`."""
         from vask_server.services.freshness import FreshnessWatch, measure
 
         if self._freshness is None or self._freshness[0] is not services:
