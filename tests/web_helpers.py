@@ -67,7 +67,7 @@ async def running_app(settings: Settings, *, watch: bool = False, wait: bool = T
 
 async def break_keyword_index(index_dir: Path) -> None:
     """Deletes the files of the chunks table's full-text index, as a disk fault or a sync tool might."""
-    suffix = read_meta(index_dir).active["suffix"]
+    suffix = read_meta(index_dir).searched().suffix
     table = await (await lancedb.connect_async(str(index_dir / "lancedb"))).open_table(f"chunks_{suffix}")
     (fts,) = [index for index in await table.list_indices() if index.index_type == "FTS"]
     shutil.rmtree(index_dir / "lancedb" / f"chunks_{suffix}.lance" / "_indices" / fts.index_uuid)

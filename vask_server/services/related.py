@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.store import Store
-from vask_server.services.active_index import ActiveIndex
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
 
@@ -14,11 +14,9 @@ _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for h
 
 
 async def related_notes(
-    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int
+    store: Store, graphs: LinkGraphs, index: IndexRecord, path: str, top_k: int
 ) -> list[dict[str, Any]]:
-    connected = await find_connections(
-        store, graphs, index.suffix, index.dimension, path, top_k=top_k, keyword_terms=index.keyword_terms
-    )
+    connected = await find_connections(store, graphs, index, path, top_k=top_k)
     return [
         {
             "path": c.path,

@@ -18,9 +18,11 @@ import numpy as np
 
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.sql import filters_to_where
 from vask_server.adapters.store import Store
+from vask_server.adapters.tables import SearchOptions
 from vask_server.core.cjk import (
     CJK,
     CJK_COVERAGE_EVIDENCE,
@@ -54,7 +56,6 @@ from vask_server.errors import (
     OllamaUnavailable,
     ScopeNotFound,
 )
-from vask_server.services.active_index import ActiveIndex, active_index
 from vask_server.services.calibrator import Calibrator
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
@@ -111,8 +112,9 @@ class Searcher:
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
 
-    def active(self) -> ActiveIndex:
-        return active_index(self.store.read_meta())
+    def active(self) -> IndexRecord:
+        """The index searches read (`IndexMeta.searched`)."""
+        return self.store.read_meta().searched()
 
     async def close(self) -> None:
         """Stops what the searcher runs in the background (a calibration being measured), before the
@@ -212,18 +214,10 @@ class Searcher:
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
-            self.store,
-            self.graphs,
-            index.suffix,
-            index.dimension,
-            seed,
-            top_k=top_k,
-            filters=understood.filters,
-            question_vector=vector,
-            keyword_terms=index.keyword_terms,
+            self.store, self.graphs, index, seed, top_k=top_k, filters=understood.filters, question_vector=vector
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
-        graph = await self.graphs.get(index.suffix)
+        graph = await self.graphs.get(index)
         return SearchResult(
             hits, "connections", notice=notice, declined=not hits, seed=seed, seed_title=graph.title(seed) or seed
         )
@@ -238,8 +232,9 @@ class Searcher:
             await self.calibrator.for_index(index)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
-            await self.store.vector_search(index.suffix, index.dimension, probe, 1)
-            await self.store.check_keyword_search(index.suffix, index.dimension)
+            tables = self.store.tables(index)
+            await tables.vector_search(probe, 1)
+            await tables.check_keyword_search()
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
         finally:
@@ -294,11 +289,11 @@ class Searcher:
             index = self.active()
         except NotIndexed:
             return None
-        graph = await self.graphs.get(index.suffix)
+        graph = await self.graphs.get(index)
         return await asyncio.to_thread(lambda: graph.directory)  # (made by the first question naming something)
 
     async def _keyword_rows(
-        self, index: ActiveIndex, query: str, limit: int, where: str | None
+        self, index: IndexRecord, query: str, limit: int, where: str | None
     ) -> tuple[list[dict[str, Any]], IndexBroken | None]:
         """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
         answer alone (and is in the store's problems, for the status)."""
@@ -306,13 +301,13 @@ class Searcher:
             words = keyword_text(query, index.keyword_terms)
             if not index.complete:
                 return await self._first_sync_keyword_rows(index, words, limit, where), None
-            rows = await self.store.text_search(index.suffix, index.dimension, words, limit, where, with_vectors=True)
+            rows = await self.store.tables(index).text_search(words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
         return rows, None
 
     async def _names_unheld(
-        self, index: ActiveIndex, question: str, where: str | None, candidates: Sequence[str]
+        self, index: IndexRecord, question: str, where: str | None, candidates: Sequence[str]
     ) -> bool:
         """Whether a Chinese or Japanese question names, in another script, something no note (in
         the asked scope) holds: "logrotate" where nothing mentions it (core/cjk.py, CJK_COVERAGE_FLOOR).
@@ -327,15 +322,16 @@ class Searcher:
         return any(broken is None and not rows for rows, broken in found)
 
     async def _first_sync_keyword_rows(
-        self, index: ActiveIndex, query: str, limit: int, where: str | None
+        self, index: IndexRecord, query: str, limit: int, where: str | None
     ) -> list[dict[str, Any]]:
         """During a first sync: keyword matches from the keyword table (every note), with the
         vectors of those already embedded; the others are marked `keyword_only`. None at all before
         that table is written (its first minute)."""
-        if not self.store.text_ready(index.suffix):
+        tables = self.store.tables(index)
+        if not tables.text_ready():
             return []
-        rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, keyword_table=True)
-        vectors = await self.store.vectors_by_id(index.suffix, index.dimension, [row["id"] for row in rows])
+        rows = await tables.keyword_table_search(query, limit, where)
+        vectors = await tables.vectors_by_id([row["id"] for row in rows])
         for row in rows:
             vector = vectors.get(row["id"])
             if vector is None:
@@ -344,11 +340,11 @@ class Searcher:
                 row["vector"] = vector
         return rows
 
-    def _first_sync_notice(self, index: ActiveIndex) -> str | None:
+    def _first_sync_notice(self, index: IndexRecord) -> str | None:
         if index.complete:
             return None
         # (by keyword only once the keyword table is written and while it is kept: keyword_first.py)
-        found = "found by keyword only" if self.store.text_ready(index.suffix) else "found once they are embedded"
+        found = "found by keyword only" if self.store.tables(index).text_ready() else "found once they are embedded"
         progress = self.sync_progress()
         if progress is None or not progress.notes_total:
             return f"The first index of this vault is being built: notes not embedded yet are {found}."
@@ -406,16 +402,12 @@ class Searcher:
                 notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
             )
         limit = max(config.vector_candidates, top_k * 4)
-        vector_search = self.store.vector_search(
-            index.suffix,
-            index.dimension,
-            vector,
-            limit,
-            where,
+        options = SearchOptions(
             with_vectors=topic is not None,
             # (notes named, by the caller or a [[Note]] in the question: few rows, searched exactly)
             approximate_filter=filters is None or not (filters.paths or (filters.scope and filters.scope.notes)),
         )
+        vector_search = self.store.tables(index).vector_search(vector, limit, where, options)
         text_rows: list[dict[str, Any]] = []
         notice: str | None = None
         if keywords is not None:
@@ -447,7 +439,7 @@ class Searcher:
         blind = bool(units) and reads_only_english(index.model) is True
         ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
         calibration = await self.calibrator.for_index(index)
-        ranked = await config.boost(ranked, lambda: self.graphs.get(index.suffix))
+        ranked = await config.boost(ranked, lambda: self.graphs.get(index))
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best
         if topic is not None:
