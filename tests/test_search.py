@@ -12,6 +12,7 @@ from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
 from vask_server.services.ranking import RetrievalConfig
 from vask_server.services.ranking_variants import RankingVariant
+from vask_server.services.search import Searcher
 
 
 async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vault, settings_for):
@@ -410,3 +411,34 @@ def _note_searches(services: Any, note: Callable[[str, tuple[Any, ...]], object]
 
     tables.text_search = noting("keyword", tables.text_search)
     tables.vector_search = noting("vector", tables.vector_search)
+
+
+async def test_a_keyword_search_nobody_waits_for_is_held_by_its_searcher_until_it_ends(
+    fake_ollama, small_vault, settings_for
+):
+    """With the model down, a search wanting more matches than the hybrid's keyword list searches
+    again, and leaves that list's search running: its searcher holds it until it ends, then lets
+    it go (no other searcher shares the set)."""
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+    down = settings_for(small_vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with open_services(down) as services:
+        tables = services.store.tables(services.searcher.active())
+        search = tables.text_search
+        release = asyncio.Event()
+
+        async def slow_first(*args: Any, **kwargs: Any) -> Any:
+            if args[1] == services.searcher.config.candidates:  # (the hybrid's own keyword list)
+                await release.wait()
+            return await search(*args, **kwargs)
+
+        tables.text_search = slow_first  # type: ignore[method-assign]
+        other = Searcher(services.store, services.gateway)
+        result = await services.searcher.search("sourdough starter", top_k=20, min_similarity=0.0)
+        assert result.mode == "keyword" and result.hits
+        held = set(services.searcher._unwaited)
+        assert len(held) == 1 and not other._unwaited
+        release.set()
+        await asyncio.gather(*held)
+        await asyncio.sleep(0)  # (its callback runs after it)
+        assert not services.searcher._unwaited
