@@ -381,7 +381,7 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
             ann_module.ann_plan(200).index_name
         ]
-        assert services.store.ann.task is None  # built by the sync itself, not in the background
+        assert services.store.database.ann.task is None  # built by the sync itself, not in the background
         hits = await tables.vector_search(np.ones(tables.dimension, np.float32), 5)
         assert len(hits) == 5
 

@@ -140,7 +140,7 @@ async def test_an_outgrown_index_is_built_again_and_another_process_reads_its_pl
 
     other = await Store.open(tmp_path)  # a later process: the plan is read from the index's name
     await other.tables(INDEX).chunks()
-    assert other.ann.built[f"chunks_{SUFFIX}"] == grown.partitions
+    assert other.database.ann.built[f"chunks_{SUFFIX}"] == grown.partitions
 
 
 async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tmp_path: Path, small_plan: None) -> None:
@@ -152,7 +152,7 @@ async def test_an_index_from_before_the_plan_is_replaced_by_one_built_from_it(tm
     await table.create_index("vector", config=IvfSq(distance_type="cosine"))  # type: ignore[arg-type]
     legacy = await Store.open(tmp_path)
     await legacy.tables(INDEX).chunks()
-    assert legacy.ann.built == {f"chunks_{SUFFIX}": None}  # indexed, parameters unknown
+    assert legacy.database.ann.built == {f"chunks_{SUFFIX}": None}  # indexed, parameters unknown
     hits = await legacy.tables(INDEX).vector_search(centres[0].astype(np.float32), 10)
     assert len(hits) == 10  # the old index serves meanwhile
     await legacy.tables(INDEX).index_vectors_later()
@@ -329,7 +329,7 @@ async def test_a_purge_or_compaction_asked_for_during_a_vector_index_build_waits
     store, table, rng, centres = await _indexed(tmp_path, 11, 1_000)
     await table.add(_rows(1_000, 2_000, rng, centres))  # outgrown: rebuilt in the background
     building, release = asyncio.Event(), asyncio.Event()
-    create = store.ann.create
+    create = store.database.ann.create
     order: list[str] = []
 
     async def held_create(name: str, table: Any, plan: Any) -> None:
@@ -338,14 +338,14 @@ async def test_a_purge_or_compaction_asked_for_during_a_vector_index_build_waits
         await create(name, table, plan)
         order.append("built")
 
-    drop = store.ann.drop
+    drop = store.database.ann.drop
 
     async def noted_drop(name: str, table: Any) -> None:
         order.append(f"{upkeep} drops the index")
         await drop(name, table)
 
-    monkeypatch.setattr(store.ann, "create", held_create)
-    monkeypatch.setattr(store.ann, "drop", noted_drop)
+    monkeypatch.setattr(store.database.ann, "create", held_create)
+    monkeypatch.setattr(store.database.ann, "drop", noted_drop)
     monkeypatch.setattr(upkeep_module, "_COMPACT_INDEXED_FRAGMENTS", 1)  # (a compaction is due)
     await store.tables(INDEX).index_vectors_later()
     await building.wait()

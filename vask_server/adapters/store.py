@@ -13,7 +13,6 @@ import asyncio
 import logging
 from pathlib import Path
 
-from vask_server.adapters.ann_index import VectorIndexes
 from vask_server.adapters.ann_plan import VECTOR_INDEX_MIN_ROWS as VECTOR_INDEX_MIN_ROWS  # (scripts read it here)
 from vask_server.adapters.database import Database
 from vask_server.adapters.folders import ensure_index_dir
@@ -24,7 +23,7 @@ from vask_server.adapters.tables import IndexTables
 log = logging.getLogger(__name__)
 
 UNDROPPED_TABLES = "undropped_tables"  # index.json: {table name: why it could not be removed}
-REMOVE_OLD_INDEX = "removing an old index"
+_REMOVE_OLD_INDEX = "removing an old index"
 
 
 class Store:
@@ -49,12 +48,8 @@ class Store:
         index, whichever of its records names it)."""
         key = (index.suffix, index.dimension)
         if key not in self._tables:
-            self._tables[key] = IndexTables(self.database, index.suffix, index.dimension)
+            self._tables[key] = IndexTables(self.database, index)
         return self._tables[key]
-
-    @property
-    def ann(self) -> VectorIndexes:
-        return self.database.ann
 
     @property
     def writes(self) -> int:
@@ -95,7 +90,9 @@ class Store:
             hint = (
                 f"The next sync tries again; or, with vask stopped, delete {self.index_dir / 'lancedb' / name}.lance."
             )
-            found.append({"operation": REMOVE_OLD_INDEX, "message": f"could not remove {name}: {reason}", "hint": hint})
+            found.append(
+                {"operation": _REMOVE_OLD_INDEX, "message": f"could not remove {name}: {reason}", "hint": hint}
+            )
         return found
 
     # -- the folder's tables ----------------------------------------------------------------------

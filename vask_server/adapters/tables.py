@@ -23,6 +23,7 @@ from vask_server.adapters.ann_plan import AnnPlan
 from vask_server.adapters.database import Database
 from vask_server.adapters.lancedb_api import FTS, BTree, MatchQuery, lancedb
 from vask_server.adapters.manifest import NOTE_SCHEMA, Manifest, NoteRecord, linking_to
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.schema import HIT_COLUMNS, chunk_schema, hit_rows, text_schema, vector_matrix
 from vask_server.adapters.sql import sql_in
 from vask_server.adapters.upkeep import TableUpkeep
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 _IN_LIST_BATCH = 256
 _SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
 _LINK_BATCH_ROWS = 8_192  # notes a batch when their links are read: a large vault's links are large
-KEYWORD_SEARCH = "keyword search"
+_KEYWORD_SEARCH = "keyword search"
 _KEYWORD_HINT = "Run `vask index --full` to rebuild the keyword index."
 
 
@@ -57,13 +58,13 @@ class SearchOptions:
 class IndexTables(TableUpkeep):
     """The tables of the index of one model (and dimension): every read and write of its notes."""
 
-    def __init__(self, database: Database, suffix: str, dimension: int) -> None:
+    def __init__(self, database: Database, index: IndexRecord) -> None:
         self.database = database
-        self.suffix = suffix
-        self.dimension = dimension
-        self.chunks_name = f"chunks_{suffix}"
-        self.notes_name = f"notes_{suffix}"
-        self.text_name = f"text_{suffix}"
+        self.suffix = index.suffix
+        self.dimension = index.dimension
+        self.chunks_name = f"chunks_{index.suffix}"
+        self.notes_name = f"notes_{index.suffix}"
+        self.text_name = f"text_{index.suffix}"
 
     async def chunks(self) -> lancedb.AsyncTable:
         return await self.database.table(self.chunks_name, chunk_schema(self.dimension))
@@ -337,7 +338,7 @@ class IndexTables(TableUpkeep):
         if rebuild:
             for index in full_text:
                 await table.drop_index(index.name)
-            self.database.problems.pop(KEYWORD_SEARCH, None)
+            self.database.problems.pop(_KEYWORD_SEARCH, None)
         if rebuild or not full_text:
             await table.create_index("search_text", config=FTS(with_position=False))
         # B-tree indexes on the columns every edit filters by (path: deletes, per-note searches;
@@ -408,7 +409,7 @@ class IndexTables(TableUpkeep):
                 return []  # an empty table: nothing to match
             result = await _matches(await self.chunks(), text, limit, where, with_vectors=with_vectors)
         except Exception as exc:
-            raise self.database.broken(KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
+            raise self.database.broken(_KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
         return self._scored(result)
 
     async def keyword_table_search(self, text: str, limit: int, where: str | None = None) -> list[dict[str, Any]]:
@@ -416,11 +417,11 @@ class IndexTables(TableUpkeep):
         try:
             result = await _matches(await self._text(), text, limit, where, with_vectors=False)
         except Exception as exc:
-            raise self.database.broken(KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
+            raise self.database.broken(_KEYWORD_SEARCH, exc, _KEYWORD_HINT) from exc
         return self._scored(result)
 
     def _scored(self, result: pa.Table) -> list[dict[str, Any]]:
-        self.database.problems.pop(KEYWORD_SEARCH, None)
+        self.database.problems.pop(_KEYWORD_SEARCH, None)
         rows = hit_rows(result)
         for row in rows:
             row["score"] = float(row.pop("_score"))
