@@ -325,3 +325,16 @@ def test_a_check_that_fails_leaves_the_note_and_no_temporary_file(tmp_path: Path
         replace_file(note, b"new\n", create=True)
     assert note.read_bytes() == b"kept\n" and sorted(os.listdir(tmp_path)) == ["N.md"]
     assert content_hash("kept\n") == bytes_hash(b"kept\n")
+
+
+def test_a_note_that_became_a_link_out_of_the_vault_drops_its_proposal(notes: Path, tmp_path: Path) -> None:
+    service = service_for(notes, tmp_path)
+    view, _ = service.propose_link("Sourdough.md", "Zotero 101.md", device="default")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Sourdough\n\nFlour, water, salt.\n")
+    (notes / "Sourdough.md").unlink()
+    (notes / "Sourdough.md").symlink_to(outside)
+    assert service.select() == []  # listed without an error, and gone
+    with pytest.raises(NotFound):
+        service.apply(view.proposal.id, by="default")
+    assert outside.read_text() == "# Sourdough\n\nFlour, water, salt.\n"

@@ -83,12 +83,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _list(service: ProposalService, args: argparse.Namespace) -> int:
-    if args.state or args.all:
-        views = service.select(args.state, args.source)
-    else:
-        views = [v for v in service.select(None, args.source) if v.state in ("pending", "stale")]
+    views, counts = service.listing(args.state, args.source)
+    if not (args.state or args.all):
+        views = [v for v in views if v.state in ("pending", "stale")]
     if args.json:
-        _print_json({"proposals": [v.summary() for v in views], "counts": service.counts()})
+        _print_json({"proposals": [v.summary() for v in views], "counts": counts})
         return 0
     if not views:
         print("No proposed changes." if args.all or args.state else "No proposed changes are waiting.")

@@ -134,7 +134,10 @@ class ProposalService:
     def _excluded(self, relative: str, excluder: Excluder, text: str | None) -> bool:
         if excluder.rule_for(relative) is not None:
             return True
-        real = self.vault.resolve(relative).resolve()  # a link to another note: that note's rules too
+        try:
+            real = self.vault.resolve(relative).resolve()  # a link to another note: that note's rules too
+        except BadRequest:
+            return True  # (it became a link out of the vault: as out of bounds as an excluded note)
         if real.exists() and excluder.rule_for(self.vault.relative(real)) is not None:
             return True
         return text is not None and opted_out_text(text)
@@ -356,19 +359,24 @@ class ProposalService:
 
     def select(self, state: str | None = None, source: str | None = None) -> list[ProposalView]:
         """Newest first; `state` one of STATES (None: all), `source` one proposer's."""
-        if state is not None and state not in STATES:
-            raise BadRequest(f"'state' must be one of {', '.join(STATES)}.")
-        return [
-            v
-            for v in self._visible()
-            if (state is None or v.state == state) and (source is None or v.proposal.source == source)
-        ]
+        return self.listing(state, source)[0]
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(STATES, 0)
-        for view in self._visible():
-            out[view.state] += 1
-        return out
+        return self.listing()[1]
+
+    def listing(self, state: str | None = None, source: str | None = None) -> tuple[list[ProposalView], dict[str, int]]:
+        """The proposals asked for, newest first, and how many are kept in each state (one read of the
+        queue and of the notes it is about)."""
+        if state is not None and state not in STATES:
+            raise BadRequest(f"'state' must be one of {', '.join(STATES)}.")
+        views = self._visible()
+        counts = dict.fromkeys(STATES, 0)
+        for view in views:
+            counts[view.state] += 1
+        chosen = [
+            v for v in views if (state is None or v.state == state) and (source is None or v.proposal.source == source)
+        ]
+        return chosen, counts
 
     def get(self, proposal_id: str) -> ProposalView:
         proposal = self._find(proposal_id)
@@ -474,10 +482,9 @@ class ProposalService:
     def apply_all(self, source: str, *, by: str) -> dict[str, list[dict[str, Any]]]:
         """Applies every waiting proposal from one source, oldest first; those that cannot be (stale,
         excluded) are left waiting and said, each with why."""
-        waiting = sorted(
-            (v.proposal for v in self.select("pending", source) + self.select("stale", source)),
-            key=lambda p: (p.created, p.id),
-        )
+        views, _ = self.listing(None, source)
+        waiting = [v.proposal for v in views if v.state in ("pending", "stale")]
+        waiting.sort(key=lambda p: (p.created, p.id))
         applied: list[dict[str, Any]] = []
         left: list[dict[str, Any]] = []
         for proposal in waiting:

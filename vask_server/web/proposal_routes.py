@@ -69,8 +69,8 @@ async def list_proposals(request: web.Request) -> web.Response:
     source = request.query.get("source") or None
 
     def listed() -> dict[str, Any]:
-        views = service.select(state, source)
-        return {"proposals": [view.summary() for view in views], "counts": service.counts()}
+        views, counts = service.listing(state, source)
+        return {"proposals": [view.summary() for view in views], "counts": counts}
 
     return web.json_response(await asyncio.to_thread(listed))
 
