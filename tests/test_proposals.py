@@ -15,7 +15,15 @@ from vask_server.adapters.atomic import leftover_temporaries, replace_file, temp
 from vask_server.adapters.vault import Vault
 from vask_server.config import load_settings
 from vask_server.core.proposals import ChangeRequest, bytes_hash, content_hash, unified_diff
-from vask_server.errors import BadRequest, NoteExcluded, NotFound, ProposalClosed, QueueFull, StaleProposal
+from vask_server.errors import (
+    BadRequest,
+    NoteExcluded,
+    NotFound,
+    ProposalClosed,
+    QueueFull,
+    StaleProposal,
+    VaskError,
+)
 from vask_server.services import proposals as proposals_module
 from vask_server.services.options import index_options
 from vask_server.services.proposals import ProposalService
@@ -338,3 +346,18 @@ def test_a_note_that_became_a_link_out_of_the_vault_drops_its_proposal(notes: Pa
     with pytest.raises(NotFound):
         service.apply(view.proposal.id, by="default")
     assert outside.read_text() == "# Sourdough\n\nFlour, water, salt.\n"
+
+
+def test_a_read_only_note_is_left_as_it_is_and_said_so(notes: Path, tmp_path: Path) -> None:
+    service = service_for(notes, tmp_path)
+    view, _ = service.propose_link("Sourdough.md", "Zotero 101.md", device="default")
+    note = notes / "Sourdough.md"
+    note.chmod(0o444)
+    before = note.read_bytes()
+    try:
+        with pytest.raises(VaskError, match="could not be written") as refused:
+            service.apply(view.proposal.id, by="default")
+        assert "read-only" in refused.value.hint
+        assert note.read_bytes() == before and service.get(view.proposal.id).state == "pending"
+    finally:
+        note.chmod(0o644)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -57,6 +58,11 @@ class NoteUnreadable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.status = status
+
+
+def _read_only(path: Path) -> bool:
+    """No one may write it (its mode), or this user may not."""
+    return not stat.S_IMODE(os.stat(path).st_mode) & 0o222 or not os.access(path, os.W_OK)
 
 
 class NoteChanged(Exception):
@@ -272,6 +278,9 @@ class Vault:
         points, and stays a link."""
         path = self.resolve(relative)
         real = path.resolve()
+        if expected is not None and os.path.exists(real) and _read_only(real):
+            # (a rename would replace a note made read-only: its owner meant it to stay as it is)
+            raise PermissionError(errno.EACCES, "the note is read-only")
         if expected is None:
             real.parent.mkdir(parents=True, exist_ok=True)
             if not self._inside(real.parent):  # (a folder made through a link that points out)

@@ -46,6 +46,7 @@ from vask_server.errors import (
     ProposalClosed,
     QueueFull,
     StaleProposal,
+    VaskError,
 )
 from vask_server.services.options import excluder_for
 
@@ -427,6 +428,8 @@ class ProposalService:
                         f"{proposal.path} changed since this was proposed: it was not changed.",
                         "Reject this proposal, or propose it again against the note as it is now.",
                     ) from None
+                except OSError as exc:
+                    raise _not_written(proposal.path, exc) from None
             proposal = self._decided(proposal, "applied", by, written_by=PLUGIN if written else SERVER)
         log.info("applied proposal %s to its note", proposal.id)
         return self._view(proposal)
@@ -467,6 +470,8 @@ class ProposalService:
                         "nothing was changed.",
                         "Edit the note yourself: `vask proposals show` has its text from before the change.",
                     ) from None
+                except OSError as exc:
+                    raise _not_written(proposal.path, exc) from None
             now = _now()
             proposal = replace(
                 proposal,
@@ -531,6 +536,15 @@ class ProposalService:
         decided.sort(key=lambda p: (p.undone or p.decided or p.created, p.id), reverse=True)
         for proposal in decided[KEEP_DECIDED:]:
             self.store.delete(proposal.id)
+
+
+def _not_written(relative: str, exc: OSError) -> VaskError:
+    """A note the system would not let be written (read-only, locked by another program, a full disk)."""
+    return VaskError(
+        f"{relative} could not be written ({exc.strerror or exc}): it was left as it was.",
+        "Check that the note is not read-only or held open by another program, and that the disk has room; "
+        "then try again.",
+    )
 
 
 def _link_summary(relative: str, edit: LinkEdit) -> str:
