@@ -12,6 +12,8 @@ import type { ProposalHost } from './host';
 import { createInternalLink, wireInternalLinks } from './links';
 
 export const VIEW_TYPE_PROPOSALS = 'vask-proposals';
+/** Waiting changes shown with their diffs (each one more request); the others by their summary. */
+const DIFFS_SHOWN = 50;
 /** Applied changes listed for undo, the newest first. */
 const RECENT_APPLIED = 10;
 
@@ -68,8 +70,9 @@ export class ProposalsView extends ItemView {
 		try {
 			const list = await this.host.client.proposals(undefined, ctrl.signal);
 			const waiting = list.proposals.filter((p) => p.state === 'pending' || p.state === 'stale');
-			// each waiting one with its diff (a list carries none, to stay small)
-			const full = await Promise.all(waiting.map((p) => this.host.client.proposal(p.id, ctrl.signal)));
+			// each waiting one with its diff (a list carries none, to stay small); the first ones, an agent may queue hundreds
+			const shown = await Promise.all(waiting.slice(0, DIFFS_SHOWN).map((p) => this.host.client.proposal(p.id, ctrl.signal)));
+			const full = [...shown, ...waiting.slice(DIFFS_SHOWN)];
 			if (this.ctrl !== ctrl) return;
 			const applied = list.proposals.filter((p) => p.state === 'applied').slice(0, RECENT_APPLIED);
 			this.render(full, applied, waitingCount(list.counts));
