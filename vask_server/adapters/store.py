@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 _IN_LIST_BATCH = 256
 _SCAN_BATCH_ROWS = 65_536  # rows a batch when a column is read whole
-_LINK_BATCH_ROWS = 8_192  # notes a batch when their links are read (~9 MiB of JSON at 100,000 notes)
+_LINK_BATCH_ROWS = 8_192  # notes a batch when their links are read (a bounded share of a large vault's)
 # A connection's table handles keep metadata of every version written through them, and each new
 # version's is larger (it lists every fragment): over a large first build (thousands of writes to
 # each table) that grows without bound, and every write gets slower. Reconnecting after this many
@@ -183,7 +183,7 @@ class Store(TableUpkeep):
 
     async def manifest(self, suffix: str, paths: Collection[str] | None = None, *, with_links: bool = True) -> Manifest:
         """Note records by path: all of them, or those of `paths` (an edit's sync needs one row, and
-        reading all 10,000 costs ~0.15 s). `with_links=False`: records without their links (None),
+        reading them all is slow on a large vault). `with_links=False`: records without their links (None),
         which are most of a row; `links_of` reads them for the few notes that need them."""
         table = await self.notes(suffix)
         columns = [name for name in NOTE_SCHEMA.names if with_links or name != "links"]
@@ -228,7 +228,7 @@ class Store(TableUpkeep):
         return await table.query().select(["path", "title", "aliases", "tags"]).to_arrow()
 
     async def note_link_batches(self, suffix: str) -> AsyncIterator[pa.RecordBatch]:
-        """Each note's path and links (JSON), in batches: 100,000 notes' links are ~110 MiB as Arrow
+        """Each note's path and links (JSON), in batches: a large vault's links are large as Arrow
         text, and the link graph needs one batch at a time."""
         table = await self.notes(suffix)
         async for batch in await table.query().select(["path", "links"]).to_batches(max_batch_length=_LINK_BATCH_ROWS):
@@ -236,8 +236,8 @@ class Store(TableUpkeep):
 
     async def note_statuses(self, suffix: str) -> tuple[int, dict[str, tuple[str, str]]]:
         """How many notes are indexed ("ok"), and the (status, reason) of every other one by path:
-        what a status report needs. Only the few rows that are not "ok" are read (reading all 100,000
-        paths took ~0.5 s, twice at every start)."""
+        what a status report needs. Only the few rows that are not "ok" are read (reading every path
+        of a large vault is slow, and it happens twice at every start)."""
         table = await self.notes(suffix)
         ok = int(await table.count_rows("status = 'ok'"))
         result = await table.query().where("status != 'ok'").select(["path", "status", "reason"]).to_arrow()
@@ -262,7 +262,7 @@ class Store(TableUpkeep):
     async def chunk_keys(self, suffix: str, dimension: int) -> tuple[set[str], HashKeys]:
         """Every note path and every content hash that has rows: one column scan, so that a large
         sync can skip the lookups and deletes that would find nothing. Read in batches, each made
-        unique in Arrow first: reading the two columns of 575,000 rows whole peaked ~300 MiB higher."""
+        unique in Arrow first: reading the two columns whole peaks far higher (BENCHMARKS.md, "Memory")."""
         paths: set[str] = set()
         keys: list[np.ndarray] = []
         async for batch in self._column_batches(suffix, dimension, ["path", "hash"]):
@@ -535,7 +535,7 @@ class Store(TableUpkeep):
 
     async def forget_tables(self) -> None:
         """Reconnects, dropping open table handles and the database's caches of them: after a large
-        sync they hold metadata of every version it wrote (~30 MB after a 10,000-note build). Tables
+        sync they hold metadata of every version it wrote (docs/BENCHMARKS.md, "Memory"). Tables
         reopen on next use; operations in flight keep the handles they have."""
         self._tables.clear()
         self._db = await lancedb.connect_async(str(self.index_dir / "lancedb"))

@@ -98,7 +98,7 @@ class Vault:
         """The files of these types (core/filetypes.py) that are not excluded, and every file."""
         wanted = suffixes(types)
         # Relative paths are built as strings along the walk: making a Path of every file and
-        # asking it for its relative form cost 20 µs a file, three quarters of a 10,000-note scan.
+        # asking it for its relative form was most of a scan (docs/BENCHMARKS.md, "Speed").
         notes: dict[str, FileStat] = {}
         excluded: dict[str, str] = {}
         all_files: list[str] = []
