@@ -29,6 +29,7 @@ from typing import Any
 
 from vask_server.adapters.sql import sql_string
 from vask_server.config import load_settings
+from vask_server.core.question import Question
 from vask_server.core.retrieve import Filters
 from vask_server.services.context import open_services
 
@@ -47,13 +48,14 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
         graph = await searcher.graphs.get(index)
         for q in questions:
             asked = date.fromisoformat(q["asked_at"]) if q.get("asked_at") else date(2026, 12, 5)
-            result = await searcher.search_question(
+            question = Question(
                 q["question"],
                 today=asked,
                 top_k=DEPTH,
                 min_similarity=0.0,
-                current_note=q["seed"] if q.get("current_note") else None,
+                open_note=q["seed"] if q.get("current_note") else None,
             )
+            result = await searcher.search_question(question)
             seed = q["seed"]
             # the connections: the seed's own passages, kept first when the question may be about it
             # ("what could help with [[X]]?"), are no connection and take no place

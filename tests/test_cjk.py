@@ -34,6 +34,7 @@ from vask_server.core.keyword_choice import (
 )
 from vask_server.core.language import looks_english, not_english_share
 from vask_server.core.model_languages import language_advice, reads_only_english
+from vask_server.core.question import Question
 from vask_server.core.retrieve import content_words, covers_query, holds_quoted, named_terms, quoted_terms
 from vask_server.core.timeexpr import read_time
 from vask_server.services.context import index_status, open_services
@@ -238,7 +239,7 @@ async def test_a_chinese_vault_gets_cjk_terms_and_its_words_are_found(fake_ollam
         assert (await _keyword_paths(services, "Lightroom"))[0] == "家庭相册数字化.md"  # English inside Chinese
         assert (await _keyword_paths(services, "starter"))[0] == "Sourdough.md"
         result = await services.searcher.search_question(
-            "扫描仪用的什么分辨率？", today=TODAY, top_k=3, min_similarity=0.0
+            Question("扫描仪用的什么分辨率？", today=TODAY, top_k=3, min_similarity=0.0)
         )
         assert result.hits and result.hits[0].path == "家庭相册数字化.md"
 
@@ -428,7 +429,7 @@ async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_decline
         await services.indexer.sync()
 
         async def ask(question: str):  # type: ignore[no-untyped-def]
-            return await services.searcher.search_question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            return await services.searcher.search_question(Question(question, today=TODAY, top_k=3, min_similarity=0.0))
 
         for question, path in (("福贵最后剩下了什么？", "读书笔记 - 活着.md"), ("东福寺的紅葉", "京都旅行メモ.md")):
             found = await ask(question)

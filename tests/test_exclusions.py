@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.web_helpers import running_app
+from vask_server.core.question import Question
 from vask_server.errors import ScopeNotFound
 from vask_server.services.context import index_status, open_services
 
@@ -91,7 +92,8 @@ async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync
         # a question naming an excluded note hears that no such note is indexed, and no closest
         # name gives it away
         with pytest.raises(ScopeNotFound) as unmatched:
-            await services.searcher.understand("how did [[Therapy]] go?", today=date(2026, 4, 1))
+            asked = Question("how did [[Therapy]] go?", today=date(2026, 4, 1), top_k=6, min_similarity=0.0)
+            await services.searcher.understand(asked)
         assert not any("Therapy" in name or "Salary" in name for name in unmatched.value.closest)
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert not any(secret in logged for secret in [*MARKERS.values(), *MARKERS])

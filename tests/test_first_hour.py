@@ -11,6 +11,7 @@ import pytest
 
 from vask_server.core.plan import SyncQueue, recent_first
 from vask_server.core.progress import SyncProgress, describe_eta
+from vask_server.core.question import Question
 from vask_server.services.context import open_services
 
 DAY = 86400
@@ -107,11 +108,11 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
             # the newest note is found by meaning, the oldest (not embedded) by its rare word only
             today = __import__("datetime").date.today()
             newest = await services.searcher.search_question(
-                "Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0
+                Question("Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0)
             )
             assert newest.hits and newest.hits[0].path == paths[0] and not newest.hits[0].keyword_only
             assert newest.notice and "8 of 150 notes embedded" in newest.notice
-            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
             assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
             assert rare.hits[0].to_dict()["keyword_only"] is True
             fake.released.set()
@@ -119,7 +120,7 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
             assert report.changed == 150
             # done: the keyword table and every version of it are gone; the oldest note is embedded
             assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
-            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
             assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
     finally:
         fake.released.set()
@@ -212,7 +213,7 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
     today = __import__("datetime").date.today()
 
     async def search(services, words: str):  # type: ignore[no-untyped-def]
-        return await services.searcher.search_question(words, today=today, top_k=6, min_similarity=0.0)
+        return await services.searcher.search_question(Question(words, today=today, top_k=6, min_similarity=0.0))
 
     try:
         async with open_services(settings) as services:
@@ -290,7 +291,7 @@ async def test_without_a_keyword_table_the_notice_does_not_promise_keyword_match
 
         await _until(waiting_paused)
         today = __import__("datetime").date.today()
-        found = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+        found = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
         assert found.hits == [] and found.notice and "the others are found once they are embedded" in found.notice
         indexer.set_paused(False)
         await asyncio.wait_for(sync, 60)

@@ -336,12 +336,18 @@ async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_again
             fake_ollama.fake.embed_models["fake-embed"] = 96
             services.gateway._saw(True)  # (as the next request to Ollama would find)
             await services.searcher.calibrator.for_index(services.searcher.active())
-            await services.searcher.calibrator.refreshed()
+            await _background_calibration_done()
             fixed = await services.searcher.calibrator.for_index(services.searcher.active())
             assert fixed.kind == "questions"
             assert (services.index_dir / CALIBRATION_FILE).exists()
     finally:
         fake_ollama.fake.embed_models["fake-embed"] = 96
+
+
+async def _background_calibration_done() -> None:
+    """Until the calibration the searcher measures again in the background (its task named as the
+    calibrator names it) is done."""
+    await asyncio.gather(*(t for t in asyncio.all_tasks() if t.get_name() == "vask-search-cache"))
 
 
 async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_ollama, small_vault, settings_for):

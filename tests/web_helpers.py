@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
+from vask_server.core.ratelimit import FailureLimiter
 from vask_server.services.live import LiveIndex
 from vask_server.web.app import create_app
 from vask_server.web.keys import LIVE
@@ -56,8 +57,10 @@ class Api:
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, *, watch: bool = False, wait: bool = True) -> AsyncIterator[Api]:
-    app = create_app(settings, watch=watch, token=TOKEN)
+async def running_app(
+    settings: Settings, *, watch: bool = False, wait: bool = True, limiter: FailureLimiter | None = None
+) -> AsyncIterator[Api]:
+    app = create_app(settings, watch=watch, token=TOKEN, limiter=limiter)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         api = Api(client)
         if wait:

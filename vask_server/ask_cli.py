@@ -5,7 +5,6 @@ printed: the answer and its sources, the hits, the connections of a note, and wh
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from datetime import date
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vask_server.core.citations import location, sources_block, written_on
 from vask_server.core.models import Hit
+from vask_server.core.question import Mode, Question
 from vask_server.core.retrieve import Filters
 from vask_server.core.scope import Scope
 from vask_server.core.timeexpr import TimeRange, describe_range
@@ -29,22 +29,10 @@ _AS_WRITTEN = "note: read as a question about what connects to a note; --no-conn
 
 async def ask(args: argparse.Namespace, services: Services) -> int:
     """`vask ask`: the answer as the model writes it, then its sources; --json: the event stream."""
-    from vask_server.services.qa import AskRequest
-
-    settings = services.settings
-    request = AskRequest(
-        question=" ".join(args.question),
-        top_k=settings.top_k,
-        min_similarity=settings.min_similarity,
-        filters=_filters(args),
-        today=args.now,
-        read_time=not args.no_time,
-        open_note=_note_flag(args.note),
-        connect=not args.no_connect,
-    )
+    question = _question(args, services, " ".join(args.question))
     sources: list[dict[str, Any]] = []
     status = 0
-    async for event in services.qa.ask(request):
+    async for event in services.qa.ask(question):
         if args.json:
             print(json.dumps(event, ensure_ascii=False), flush=True)
             status = 2 if event["type"] == "error" else status
@@ -98,19 +86,8 @@ def _hit_from_source(source: dict[str, Any]) -> Hit:
 
 async def search(args: argparse.Namespace, services: Services) -> int:
     """`vask search`: the passages found, with what limited the search; --json: the hits in full."""
-    settings = services.settings
-    config = dataclasses.replace(services.searcher.config, mode=args.mode)  # the settings' decline rule too
-    result = await services.searcher.search_question(
-        " ".join(args.query),
-        today=args.now or date.today(),
-        top_k=settings.top_k,
-        min_similarity=settings.min_similarity,
-        filters=_filters(args),
-        read_time=not args.no_time,
-        config=config,
-        current_note=_note_flag(args.note),
-        connect=not args.no_connect,
-    )
+    question = _question(args, services, " ".join(args.query), mode=args.mode)
+    result = await services.searcher.search_question(question)
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
     time_range = result.time_range.to_dict() if result.time_range else None
@@ -171,6 +148,22 @@ def _print_connections(result: SearchResult) -> None:
             _print_hit(n, hit, f"{how}; near its part “{hit.near}”" if hit.near else how)
     if all(hit.linked == "seed" for hit in result.hits):
         print("No other note connects to it within what the question asked.")
+
+
+def _question(args: argparse.Namespace, services: Services, text: str, mode: Mode | None = None) -> Question:
+    """The question and its flags, as `ask` and `search` both take them (`--mode`: search's alone)."""
+    settings = services.settings
+    return Question(
+        text,
+        today=args.now or date.today(),
+        top_k=settings.top_k,
+        min_similarity=settings.min_similarity,
+        filters=_filters(args),
+        read_time=not args.no_time,
+        open_note=_note_flag(args.note),
+        connect=not args.no_connect,
+        mode=mode,
+    )
 
 
 def _filters(args: argparse.Namespace) -> Filters | None:

@@ -16,7 +16,7 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +113,6 @@ class Settings:
         used = provider == "openai" and same_server(address, self.openai_base_url, provider)
         chat_elsewhere = chat_provider == "openai" and not same_server(chat_address, self.openai_base_url, "openai")
         return bool(self.openai_api_key) and not self.chat_api_key and not used and chat_elsewhere
-
-    def with_overrides(self, **overrides: Any) -> Settings:
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
     def require_vault(self) -> Path:
         if self.vault is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ async def index_fingerprint(services: Services) -> dict[str, Any]:
 
 
 async def clean_build(settings: Settings, index_dir: Path) -> dict[str, Any]:
-    fresh = settings.with_overrides(index_dir=index_dir)
+    fresh = dataclasses.replace(settings, index_dir=index_dir)
     async with open_services(fresh) as services:
         await services.indexer.sync()
         return await index_fingerprint(services)

@@ -16,7 +16,7 @@ import pyarrow as pa
 HIT_COLUMNS = ("hit", "text")
 
 # Vectors are stored as 16-bit floats: half the disk and half of what compaction and the ANN build
-# read, for a cosine that moves by ~1e-4 (docs/BENCHMARKS.md). They are read back as float32.
+# read, for a cosine that barely moves (docs/BENCHMARKS.md, "The vector index"). Read back as float32.
 VECTOR_VALUE_TYPE = pa.float16()
 
 

@@ -30,22 +30,18 @@ log = logging.getLogger(__name__)
 _KEEP_VERSIONS = timedelta(seconds=10)
 # _OPTIMIZE_LOSES_ANN_ROWS: LanceDB's optimize also folds new rows into a table's IVF-RQ index, and
 # on some tables loses rows of it while doing so ("partition index is 24 but the number of
-# partitions is 15, skip loading it"): on the 121,736 chunks of a 10,000-note vault, with nothing
-# changed, recall@50 against exact search fell from 1.000 to 0.967 (0.42 for the worst query). So a
-# table's vector index is dropped before an optimize and built anew after it, and a table that has
-# one is compacted only when this much has piled up: small fragments, or deleted rows (a share of
-# those stored), which searches still step over: at 100,000 notes (1,024-d), with 2% of the rows
-# deleted, the vector search took 38.0 ms against 30.5 once compacted.
+# partitions is 15, skip loading it"), and recall against exact search falls with nothing changed.
+# So a table's vector index is dropped before an optimize and built anew after it, and a table that
+# has one is compacted only when this much has piled up: small fragments, or deleted rows (a share of
+# those stored), which searches still step over (docs/BENCHMARKS.md, "Table upkeep").
 _COMPACT_INDEXED_FRAGMENTS = 64
 _COMPACT_INDEXED_DELETED_SHARE = 0.02
-# Rows outside the full-text index are searched by a scan that costs ~24 us each per keyword search
-# (4.2 ms with none, 29.7 with 1,000, 76.2 with 3,000, at 121,736 chunks); the optimize that would fold
-# them in is held back on a table with a vector index, so from this many its full-text index is made
-# anew instead (3.3 s at 121,736 chunks).
+# Rows outside the full-text index are searched by a scan that adds to every keyword search; the
+# optimize that would fold them in is held back on a table with a vector index, so from this many its
+# full-text index is made anew instead, which costs a few seconds (docs/BENCHMARKS.md, "Table upkeep").
 _KEYWORD_STALE_ROWS = 1_000
-# After a large sync the versions a compaction kept hold as much again as the index (10,000 notes of
-# 1,024-d vectors: 799 MiB on disk, 455 once pruned): they are pruned once no search can read them,
-# before a vector index is built on the table (`prune_versions`).
+# After a large sync the versions a compaction kept hold about as much again as the index: they are
+# pruned once no search can read them, before a vector index is built on the table (`prune_versions`).
 
 
 class TableUpkeep:

@@ -70,11 +70,6 @@ class Calibrator:
         """The calibration searches use now (the last one measured or read), if any."""
         return self._cache.calibration if self._cache is not None else None
 
-    async def refreshed(self) -> None:
-        """Until a calibration being measured again in the background is done (if one is)."""
-        if self._refresh is not None:
-            await self._refresh
-
     async def close(self) -> None:
         """Stops a calibration being measured, before the model's client it uses is closed."""
         for task in (self._refresh, self._measuring[1] if self._measuring else None):

@@ -27,22 +27,24 @@ from vask_server.errors import IndexBroken, NotFound
 from vask_server.services.graph import LinkGraph, LinkGraphs
 
 # A link is the author's own statement that two notes belong together: it counts this much on top of
-# how close the two notes' passages are (cosines of related passages sit around 0.4-0.7).
+# how close the two notes' passages are (small beside related passages' cosines: docs/EVALUATION.md,
+# "What the ranking's constants rest on").
 LINK_BONUS = 0.15
 # How close a note is: its passage closest to any of the seed's (what connects, shown) for this share,
-# the rest its closeness to the seed as a whole (the mean of its passages). On the sample connection
-# set, 0.7 found one judged connection more than the closest passage alone, and one linked note more.
+# the rest its closeness to the seed as a whole (the mean of its passages): together they find more
+# than the closest passage alone (docs/EVALUATION.md, "What the ranking's constants rest on").
 _PASSAGE_SHARE = 0.7
 # Notes that name the seed's title (as BM25 keywords, as a share of the best such match) count this much
 # more: a plugin page "zotlit" for a note "Zotero 101", where a small embedding model sees little in
-# common. (Sample set: unlinked@10 0.592 -> 0.620; hub set 0.214 -> 0.286; 0.3 lost linked notes.)
+# common; more than this loses linked notes (docs/EVALUATION.md, "What the ranking's constants
+# rest on").
 TITLE_WEIGHT = 0.2
 # The seed's passages a candidate is compared with, at most (spread over a long note).
 _SEED_PASSAGES = 16
 # Candidates: the rows closest to the seed as a whole (its passages' mean), and to the question's own
 # words when it has some, and the best keyword matches of its title.
-# Searching from each of the seed's passages as well (up to 16 searches, 240 rows) found no more
-# connections on either connection set and made /v1/related 4-9x slower.
+# Searching from each of the seed's passages as well (up to 16 searches) found no more connections
+# on either connection set and made /v1/related several times slower (docs/BENCHMARKS.md, "Speed").
 _CANDIDATE_ROWS = 60
 _KEYWORD_ROWS = 30
 # A note that links to more than this many others is a list (a folder's index, "all plugins"): never

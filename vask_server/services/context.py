@@ -21,6 +21,7 @@ from vask_server.config import ServerAccess, Settings, header_dict
 from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
+from vask_server.services.proposals import ProposalService
 from vask_server.services.qa import QAService
 from vask_server.services.ranking import RetrievalConfig
 from vask_server.services.search import Searcher
@@ -45,6 +46,7 @@ class Services:
     searcher: Searcher
     qa: QAService
     chat_gateway: ModelGateway  # answers: the same object as `gateway` when it is the same server
+    proposals: ProposalService  # proposed changes to notes: the queue, apply, undo
 
     async def close(self) -> None:
         await self.searcher.close()
@@ -101,7 +103,10 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
     searcher.sync_progress = lambda: indexer.progress
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
-    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)
+    proposals = ProposalService(vault, index_dir, index_options(settings))
+    return Services(
+        settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway, proposals
+    )
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ from vask_server import __version__
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import IndexRecord, read_meta
 from vask_server.adapters.ollama import display_host
+from vask_server.adapters.tls import server_ssl_context
 from vask_server.config import Settings
 from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.exclude import opted_out_text
@@ -275,8 +276,6 @@ def _vask_answers(host: str, port: int) -> bool:
 
 
 def _tls_check(settings: Settings) -> Check:
-    from vask_server.web.tls import server_ssl_context
-
     try:
         server_ssl_context(settings)
     except VaskError as exc:

@@ -26,10 +26,11 @@ from vask_server.core.filetypes import MARKDOWN
 from vask_server.core.metrics import Outcome, Question, summarise
 from vask_server.core.plan import IndexOptions
 from vask_server.core.prompt import says_not_in_notes
+from vask_server.core.question import Question as AskedQuestion
 from vask_server.core.retrieve import distinct_notes
 from vask_server.services.context import Services
 from vask_server.services.indexer import Indexer
-from vask_server.services.qa import AskRequest, QAService
+from vask_server.services.qa import QAService
 from vask_server.services.ranking_variants import RankingVariant
 from vask_server.services.search import Searcher
 
@@ -114,15 +115,14 @@ async def evaluate(
     top_k = config.top_k or answer_top_k
     outcomes: list[Outcome] = []
     for question in questions:
-        asked = question.asked_at or today or date.today()
-        result = await searcher.search_question(
+        asked = AskedQuestion(
             question.question,
-            today=asked,
+            today=question.asked_at or today or date.today(),
             top_k=top_k,
             min_similarity=config.min_similarity,
             read_time=config.read_time,
-            config=config.retrieval,
         )
+        result = await searcher.search_question(asked, ranking=config.retrieval)
         first_hits: dict[str, tuple[date | None, date | None]] = {}
         first_pages: dict[str, int | None] = {}
         for hit in result.hits:
@@ -139,16 +139,9 @@ async def evaluate(
             pages=tuple(first_pages[path] for path in returned),
         )
         if answerer is not None:
-            done = await answerer.complete(
-                AskRequest(
-                    question.question,
-                    top_k=min(answer_top_k, top_k),  # the baseline's top-6 stays its own
-                    min_similarity=config.min_similarity,
-                    retrieval=config.retrieval,
-                    today=asked,
-                    read_time=config.read_time,
-                )
-            )
+            # (the baseline's top-6 stays its own)
+            answered = replace(asked, top_k=min(answer_top_k, top_k))
+            done = await answerer.complete(answered, ranking=config.retrieval)
             answer = str(done.get("answer", ""))
             outcome = replace(
                 outcome,

@@ -2,7 +2,7 @@
 
 One object for /v1/related and the search's graph boost, read once per index version: the plugin
 asks for related notes on every note switch, and reading and parsing every note's links each time
-took over a second at 10,000 notes, on the event loop (docs/BENCHMARKS.md).
+is slow on a large vault, and on the event loop (docs/BENCHMARKS.md, "Memory" and "Speed").
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from vask_server.core.scope import Directory
 
 class _Adjacency:
     """For each note number, the note numbers it points to: one sorted array and offsets into it
-    (a few bytes a link, where a set of paths per note cost ~50 MB at 10,000 notes)."""
+    (a few bytes a link, far less than a set of paths per note)."""
 
     def __init__(self, sources: np.ndarray, targets: np.ndarray, notes: int) -> None:
         order = np.argsort(sources, kind="stable")
@@ -36,8 +36,8 @@ class _Adjacency:
 
 
 class _Numbers:
-    """Path → note number, by the paths' hashes: 16 bytes a note, where a dict of path strings held
-    ~15 MiB at 100,000 notes."""
+    """Path → note number, by the paths' hashes: 16 bytes a note, far less than a dict of path
+    strings."""
 
     def __init__(self, paths: pa.StringArray) -> None:
         self._paths = paths
@@ -81,12 +81,12 @@ class LinkGraph(Mapping[str, frozenset[str]]):
     @functools.cached_property
     def directory(self) -> Directory:
         """What a [[Note]] or #tag in a question can name, from the same rows: made when first asked
-        for, as only questions that name something need it (docs/BENCHMARKS.md). Run it off the
-        event loop."""
+        for, as only questions that name something need it (docs/BENCHMARKS.md, "The related-notes
+        pane"). Run it off the event loop."""
         tags = set(pc.unique(pc.list_flatten(self._notes["tags"])).to_pylist()) - {None}
         names = _Names(self._numbers, self._paths, self._titles, self._notes["aliases"].combine_chunks())
         directory = Directory(notes=self._paths.to_pylist(), tags=tags, names=names)
-        # the names index made here too, in the caller's thread (~0.9 s at 100,000 notes), not by the
+        # the names index made here too, in the caller's thread (slow on a large vault), not by the
         # first lookup, which is on the event loop
         _ = directory.by_name
         return directory
@@ -154,10 +154,10 @@ class _Names(Mapping[str, Sequence[str]]):
 
 class _Builder:
     """A `LinkGraph` from the notes' names, then their links a batch at a time, each batch's links
-    made note numbers before the next is read: 100,000 notes' links are ~110 MiB as Arrow text, and
-    reading them whole and `json.loads` of every note's peaked 358 MiB above the process, against
-    183 so (docs/BENCHMARKS.md). Notes are numbered by their place in `notes`; a batch's paths are
-    looked up there, so a note written between the two reads is left out until the next."""
+    made note numbers before the next is read: reading a large vault's links whole and `json.loads`
+    of every note's peaked about twice as high (docs/BENCHMARKS.md, "The related-notes pane"). Notes
+    are numbered by their place in `notes`; a batch's paths are looked up there, so a note written
+    between the two reads is left out until the next."""
 
     def __init__(self, notes: pa.Table) -> None:
         self._notes = notes.combine_chunks()

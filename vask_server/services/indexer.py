@@ -63,7 +63,7 @@ _SECONDS_PER_WRITE = 5.0
 ProgressFn = Callable[[int, int], None]
 # What a sync is doing once every note is read, where no count moves: "compacting", "keyword index",
 # "removing excluded notes", "vector index"; None again when it is done. (LanceDB reports no progress
-# inside them: at 100,000 notes they take ~35 s, and a first vector index ~20 s more.)
+# inside them, and on a large vault they are long: docs/BENCHMARKS.md, "Sync and live events".)
 StageFn = Callable[[str | None], None]
 
 

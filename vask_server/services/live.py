@@ -24,11 +24,11 @@ log = logging.getLogger(__name__)
 
 _MAX_RETRY_DELAY = 30.0
 # Subscribers hear of watched changes at most this often. Each event counts the paths waiting, so an
-# event a change made a burst quadratic: a git checkout touching 10,000 notes held the event loop
-# 1.8 s (20,000: 12 s), and every request with it.
+# event a change made a burst quadratic: a git checkout touching thousands of notes held the event
+# loop, and every request with it (docs/BENCHMARKS.md, "Sync and live events").
 _NOTIFY_PUBLISH_EVERY = 0.05
-# While a sync is in a step with no count of its own (compaction, full-text and vector index builds:
-# ~55 s at 100,000 notes, and LanceDB reports nothing from inside them), subscribers hear how long it
+# While a sync is in a step with no count of its own (compaction, full-text and vector index builds,
+# long on a large vault, and LanceDB reports nothing from inside them), subscribers hear how long it
 # has been in the step this often, so a client can show that it moves.
 _STAGE_TICK_EVERY = 1.0
 # `ollama.reachable` is what the last request to Ollama found, by any caller; when nothing has asked it

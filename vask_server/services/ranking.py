@@ -82,8 +82,8 @@ class RetrievalConfig:
     per_note: int = 2
     candidates: int = 50
     # The vector list is shorter: a passage below its 30th cosine that ranks in the end is a keyword
-    # match, which the keyword list brings (299 of 299 questions on the Obsidian Hub ranked the same
-    # six as with 50; at 100,000 notes / 1,024-d each row fewer is less to re-rank and read).
+    # match, which the keyword list brings: questions ranked the same six as with 50 (docs/EVALUATION.md,
+    # "What the ranking's constants rest on"), and on a large index each row fewer is less to re-rank.
     vector_candidates: int = 30
 
     def where(self) -> str | None:

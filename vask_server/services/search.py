@@ -35,7 +35,7 @@ from vask_server.core.cjk import (
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.progress import SyncProgress
-from vask_server.core.question import Understood, understand
+from vask_server.core.question import Question, Understood, understand
 from vask_server.core.retrieve import (
     Filters,
     Ranked,
@@ -128,55 +128,29 @@ class Searcher:
             self._embedders[model] = Embedder(self.gateway, model, batch_size=2, concurrency=1)
         return self._embedders[model]
 
-    async def search_question(
-        self,
-        question: str,
-        *,
-        today: date,
-        top_k: int,
-        min_similarity: float,
-        filters: Filters | None = None,
-        read_time: bool = True,
-        previous: str | None = None,
-        config: Ranking | None = None,
-        understood: Understood | None = None,
-        current_note: str | None = None,
-        connect: bool = True,
-    ) -> SearchResult:
-        """A question as the user asked it: the time it names is read (against `today`) and searched
-        within, and "when did I last…" puts the latest of the close matches first. A question that
-        names no time is searched exactly as `search` would. A follow-up is searched together with
-        the `previous` question, within its own time or else the previous one's ("and in March?")."""
-        if understood is None:  # (the caller may have read it already: /v1/ask does, before streaming)
-            understood = await self.understand(
-                question,
-                today=today,
-                filters=filters,
-                read_time=read_time,
-                previous=previous,
-                current_note=current_note,
-                connect=connect,
-            )
+    async def search_question(self, question: Question | Understood, *, ranking: Ranking | None = None) -> SearchResult:
+        """A question as the user asked it (read here, unless `understand` has read it already): the time it
+        names is searched within, and "when did I last…" puts the latest of the close matches first. A
+        question that names no time is searched exactly as `search` would. A follow-up is searched
+        together with the previous question, within its own time or else the previous one's ("and in
+        March?"). `ranking`: another way to rank than the searcher's own (what `vask eval` compares)."""
+        understood = question if isinstance(question, Understood) else await self.understand(question)
+        asked = understood.question
+        config = ranking or self._ranking(asked.mode)
         if understood.seed is not None:
-            result = await self.connections(understood, top_k=top_k, min_similarity=min_similarity)
+            result = await self.connections(understood)
             result.connection_words = understood.connection.phrase if understood.connection else None
         else:
             result = await self.search(
-                understood.text, top_k=top_k, min_similarity=min_similarity, filters=understood.filters, config=config
+                understood.text,
+                top_k=asked.top_k,
+                min_similarity=asked.min_similarity,
+                filters=understood.filters,
+                config=config,
             )
         time_range = understood.time_range
-        for _ in range(_RECENT_WIDENINGS if understood.recent and understood.seed is None else 0):
-            if result.hits or time_range is None or time_range.start is None or time_range.end is None:
-                break
-            # "recently" found nothing in the last 30 days: look further back, and say how far
-            span = (time_range.end - time_range.start).days * 3
-            if span >= (time_range.end - date.min).days:
-                break  # (a `now` near the calendar's first year: nothing further back)
-            time_range = replace(time_range, start=time_range.end - timedelta(days=span))
-            wider = replace(understood.filters, date_from=time_range.start)
-            result = await self.search(
-                understood.text, top_k=top_k, min_similarity=min_similarity, filters=wider, config=config
-            )
+        if understood.recent and understood.seed is None:
+            result, time_range = await self._widen_recent(understood, result, config)
         if understood.order is not None:
             result.hits = order_by_date(result.hits, latest=understood.order == "latest")
             result.order = understood.order
@@ -187,7 +161,35 @@ class Searcher:
             result.notice = f"{understood.notice} {result.notice}" if result.notice else understood.notice
         return result
 
-    async def connections(self, understood: Understood, *, top_k: int, min_similarity: float = 0.0) -> SearchResult:
+    def _ranking(self, mode: str | None) -> Ranking:
+        """The searcher's own ranking, in the mode the question asks for, if it asks."""
+        return self.config if mode is None else replace(self.config, mode=mode)
+
+    async def _widen_recent(
+        self, understood: Understood, result: SearchResult, config: Ranking
+    ) -> tuple[SearchResult, TimeRange | None]:
+        """ "Recently" that found nothing in the last 30 days: looked for further back, and the range
+        said, as far as it went."""
+        asked = understood.question
+        time_range = understood.time_range
+        for _ in range(_RECENT_WIDENINGS):
+            if result.hits or time_range is None or time_range.start is None or time_range.end is None:
+                break
+            span = (time_range.end - time_range.start).days * 3
+            if span >= (time_range.end - date.min).days:
+                break  # (a `now` near the calendar's first year: nothing further back)
+            time_range = replace(time_range, start=time_range.end - timedelta(days=span))
+            wider = replace(understood.filters, date_from=time_range.start)
+            result = await self.search(
+                understood.text,
+                top_k=asked.top_k,
+                min_similarity=asked.min_similarity,
+                filters=wider,
+                config=config,
+            )
+        return result, time_range
+
+    async def connections(self, understood: Understood) -> SearchResult:
         """The notes connected to the question's seed (services/connections.py), one passage each,
         within the question's time and scope; the question's own words count too when it has any
         beyond "what connects to X" ("…about pricing"). When the seed may hold the answer itself
@@ -196,13 +198,14 @@ class Searcher:
         index = self.active()
         seed = understood.seed
         assert seed is not None
+        asked = understood.question
         self._quiet.touch()
         kept: list[Hit] = []
         if understood.connection is not None and understood.connection.keeps_seed:
             own = await self.search(
                 understood.connection.asked,
                 top_k=_SEED_KEPT,
-                min_similarity=min_similarity,
+                min_similarity=asked.min_similarity,
                 filters=Filters(paths=(seed,)),
             )
             kept = [replace(hit, linked="seed") for hit in own.hits]
@@ -215,7 +218,7 @@ class Searcher:
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
-            self.store, self.graphs, index, seed, top_k=top_k, filters=understood.filters, question_vector=vector
+            self.store, self.graphs, index, seed, top_k=asked.top_k, filters=understood.filters, question_vector=vector
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index)
@@ -243,46 +246,18 @@ class Searcher:
             # goes back to the system, as it does after a pause in searches.
             self._quiet.touch()
 
-    async def understand(
-        self,
-        question: str,
-        *,
-        today: date,
-        filters: Filters | None = None,
-        read_time: bool = True,
-        previous: str | None = None,
-        current_note: str | None = None,
-        connect: bool = True,
-    ) -> Understood:
+    async def understand(self, question: Question) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
-        time read, and for "what connects to [[X]] / this note?" the seed (`current_note` for "this").
+        time read, and for "what connects to [[X]] / this note?" the seed (core/question.py).
         Raises ScopeNotFound when a [[Note]], #tag or path:Folder names nothing here, so that a client
-        hears it before an answer starts. "This note" asked without one is read as written, with a
-        notice (core/question.py)."""
-        asked = [question] if previous is None else [question, previous]
-        directory = await self._directory() if any(find_mentions(q)[0] for q in asked) else None
-        understood = understand(
-            question,
-            today=today,
-            filters=filters,
-            read_time_words=read_time,
-            directory=directory,
-            current_note=current_note,
-            read_connection=connect,
-        )
+        can hear it before an answer starts. "This note" asked without one is read as written, with a
+        notice."""
+        asked = [question.text] if question.previous is None else [question.text, question.previous]
+        directory = await self._directory() if any(find_mentions(text)[0] for text in asked) else None
+        understood = understand(question, directory)
         if understood.unmatched:
             raise scope_not_found(understood.unmatched)
-        if previous is None:
-            return understood
-        # A follow-up is searched with the question before it, within its own time and scope or else
-        # the previous one's ("and in March?", "what else about it?"). A previous mention that no
-        # longer resolves (its note was deleted since) limits nothing.
-        prior = understand(previous, today=today, filters=filters, read_time_words=read_time, directory=directory)
-        timed = understood if understood.time_range or understood.order else prior
-        scope = understood.scope or prior.scope
-        return replace(
-            timed, text=f"{prior.text}\n{understood.text}", scope=scope, filters=replace(timed.filters, scope=scope)
-        )
+        return understood
 
     async def _directory(self) -> Directory | None:
         """The notes and tags a mention can name; None before the first index exists."""

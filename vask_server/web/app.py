@@ -15,7 +15,7 @@ from vask_server.core.ratelimit import FailureLimiter
 from vask_server.services.context import build_services
 from vask_server.services.live import LiveIndex
 from vask_server.services.options import file_types
-from vask_server.web.keys import LIVE, SERVICES
+from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import (
     add_cors_headers,
     auth_middleware,
@@ -23,6 +23,7 @@ from vask_server.web.middleware import (
     errors_middleware,
     host_middleware,
 )
+from vask_server.web.proposal_routes import routes as proposal_routes
 from vask_server.web.routes import routes
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ def create_app(
     )
     app.on_response_prepare.append(add_cors_headers)
     app.add_routes(routes)
+    app.add_routes(proposal_routes)
+    app[TOKENS] = tokens
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         services = await build_services(settings, gateway=gateway)

@@ -22,12 +22,12 @@ from aiohttp import web
 
 from vask_server import __version__
 from vask_server.adapters.pairing import Pairing, check_nonce, remove_pair_file, write_pair_file
+from vask_server.adapters.tls import server_ssl_context
 from vask_server.adapters.token import ensure_first_token, read_token
 from vask_server.adapters.writer_lock import SERVE, WriterLock
 from vask_server.config import Settings, is_loopback, loopback_only
 from vask_server.errors import ConfigError
 from vask_server.web.app import create_app
-from vask_server.web.tls import server_ssl_context
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,11 @@ import json
 import math
 from collections.abc import Iterable
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
+from vask_server.core.question import Mode
 from vask_server.core.retrieve import Filters
 from vask_server.core.timeexpr import parse_day, parse_now
 from vask_server.errors import BadRequest
@@ -141,6 +142,16 @@ def flag(value: Any, name: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise BadRequest(f"'{name}' must be true or false.")
     return value
+
+
+def mode(body: dict[str, Any]) -> Mode | None:
+    """`mode`, when the body sets it (null included): "vector" or "hybrid"; absent, the searcher's own."""
+    if "mode" not in body:
+        return None
+    value = body["mode"]
+    if value in ("vector", "hybrid"):
+        return cast(Mode, value)
+    raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
 
 
 def history(value: Any) -> list[dict[str, str]]:

@@ -3,6 +3,9 @@ import { Keymap, type App, type Component, type HoverParent, type PaneType } fro
 
 export const HOVER_SOURCE = 'vask';
 
+/** The chat's links are full vault paths, so they resolve from anywhere: no note to resolve them from. */
+export const CHAT_SOURCE_PATH = '';
+
 export function openLink(app: App, linktext: string, sourcePath: string, evt: MouseEvent): void {
 	const newLeaf: PaneType | boolean = evt.button === 1 ? 'tab' : Keymap.isModEvent(evt);
 	void app.workspace.openLinkText(linktext, sourcePath, newLeaf);
