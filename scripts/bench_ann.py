@@ -76,8 +76,8 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
     store = await Store.open(args.index_dir)
     meta = store.read_meta()
     assert meta.active is not None, "no complete index in --index-dir"
-    suffix, dimension = str(meta.active["suffix"]), int(meta.active["dimension"])
-    table = await store.chunks(suffix, dimension)
+    dimension = meta.active.dimension
+    table = await store.tables(meta.active).chunks()
     rows = await table.count_rows()
     embedder = LocalHashEmbedder(dimension)
     queries = make_queries(args.queries, seed=args.seed)

@@ -55,12 +55,12 @@ async def _one(index_dir: Path) -> dict[str, Any]:
     from vask_server.services.graph import LinkGraphs
 
     store = await Store.open(index_dir)
-    suffix = store.read_meta().active["suffix"]
+    index = store.read_meta().searched()
     _release()
     _reset_peak()
     before = _status("VmRSS")
     started = time.perf_counter()
-    graph = await LinkGraphs(store).get(suffix)
+    graph = await LinkGraphs(store).get(index)
     source = sys.modules[LinkGraphs.__module__].__file__
     seconds = time.perf_counter() - started
     peak = _status("VmHWM") - before

@@ -24,12 +24,12 @@ from scripts.benchkit import (
     ROOT,
     InstantEmbedder,
     LocalHashEmbedder,
+    active_tables,
     claim_bench_dir,
     disk_bytes,
     embed_inputs,
     print_table,
     proc_status,
-    report_suffix,
     wait_background,
     write_json,
 )
@@ -235,7 +235,7 @@ async def index_once(
     if timeline is not None:
         timeline.label = "done"
     after = embed_inputs(host) if not in_process else None
-    rows = await store.count_chunks(report_suffix(store), report.dimension)
+    rows = await active_tables(store).count_chunks()
     await gateway.close()
     return {
         "vault": vault.name,

@@ -104,14 +104,15 @@ async def _query_bench(
             client_s.clear()
             for query in queries:
                 hits += await one(query)
-        chunks = await services.store.count_chunks(index.suffix, index.dimension)
-        table = await services.store.chunks(index.suffix, index.dimension)
+        tables = services.store.tables(index)
+        chunks = await tables.count_chunks()
+        table = await tables.chunks()
         indices = await table.list_indices()
         # Recall of the vector list the search fuses (its 50 candidates) against exact search.
         recalls = []
         for query in queries:
             vector = vectors[query].astype(np.float32)
-            got = await services.store.vector_search(index.suffix, index.dimension, vector, 50)
+            got = await tables.vector_search(vector, 50)
             exact = await (
                 table.query()
                 .nearest_to(vector)
@@ -148,19 +149,20 @@ async def _own_paragraphs_found(store: Any, index: Any, embedder: Any, samples: 
     """A note found from one of its own paragraphs: `samples` passages (one a note, seeded), each
     embedded as a question and searched by vector as the product searches (its ANN index), counted
     when its note is among the first 10 notes."""
-    rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
+    tables = store.tables(index)
+    rows = await tables.all_chunk_rows(["id", "path"], where="kind = 'chunk'")
     ids, paths = rows["id"].to_pylist(), rows["path"].to_pylist()
     first: dict[str, str] = {}
     for chunk_id, path in zip(ids, paths, strict=True):
         first.setdefault(path, chunk_id)
     rng = np.random.default_rng(5)
     picked = [str(i) for i in rng.choice(sorted(first.values()), min(samples, len(first)), replace=False)]
-    texts = await store.texts_for_ids(index.suffix, index.dimension, picked)
+    texts = await tables.texts_for_ids(picked)
     path_of = dict(zip(ids, paths, strict=True))
     found = 0
     for chunk_id in picked:
         vector = (await embedder.embed([texts[chunk_id]], query=True))[0]
-        got = await store.vector_search(index.suffix, index.dimension, vector, 50)
+        got = await tables.vector_search(vector, 50)
         notes = list(dict.fromkeys(row["path"] for row in got))[:10]
         found += path_of[chunk_id] in notes
     return {"found": found, "of": len(picked)}
@@ -242,7 +244,7 @@ async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, ca
                 stalls.append(stall)
             done.set()
             await beat
-        indexed, others = await services.store.note_statuses(services.searcher.active().suffix)
+        indexed, others = await services.store.tables(services.searcher.active()).note_statuses()
         return {
             "notes": indexed + len(others),
             "calls": len(times) - 1,

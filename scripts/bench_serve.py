@@ -175,9 +175,7 @@ async def _compact(index_dir: Path) -> int:
     from vask_server.adapters.store import Store
 
     store = await Store.open(index_dir)
-    meta = store.read_meta()
-    assert meta.active is not None
-    await store.compact(str(meta.active["suffix"]), int(meta.active["dimension"]), keep=timedelta(seconds=0))
+    await store.tables(store.read_meta().active).compact(keep=timedelta(seconds=0))
     return disk_bytes(index_dir)
 
 

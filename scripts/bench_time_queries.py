@@ -113,7 +113,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         ((start, end),) = ranges
         if start is None or end is None:
             raise SystemExit(f"'{args.phrase}' read as an open range: pick a phrase with both ends")
-        table = await services.store.chunks(index.suffix, index.dimension)
+        table = await services.store.tables(index).chunks()
         where = filters_to_where(Filters(date_from=start, date_to=end))
         in_range = await table.count_rows(f"({where}) AND kind = 'chunk'")
         token = (args.index_dir / "token").read_text().strip()
@@ -144,7 +144,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
                 pair = [("plain", plain), ("timed", dated)]
                 for kind, query in pair if n % 2 == 0 else reversed(pair):
                     await one(kind, query)
-        chunks = await services.store.count_chunks(index.suffix, index.dimension)
+        chunks = await services.store.tables(index).count_chunks()
         plain_s, timed_s = summary_ms(times["plain"]), summary_ms(times["timed"])
         return {
             "chunks": chunks,

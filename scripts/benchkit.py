@@ -328,9 +328,9 @@ async def wait_background(store: Any) -> None:
         await wait()
 
 
-def report_suffix(store: Any) -> str:
-    meta = store.read_meta()
-    return str(meta.active["suffix"])
+def active_tables(store: Any) -> Any:
+    """The tables of the store's complete index."""
+    return store.tables(store.read_meta().active)
 
 
 # -- vask serve as a subprocess --------------------------------------------------------------------

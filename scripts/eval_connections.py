@@ -45,7 +45,7 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
     async with open_services(settings) as services:
         searcher = services.searcher
         index = searcher.active()
-        graph = await searcher.graphs.get(index.suffix)
+        graph = await searcher.graphs.get(index)
         for q in questions:
             asked = date.fromisoformat(q["asked_at"]) if q.get("asked_at") else date(2026, 12, 5)
             question = Question(
@@ -97,7 +97,7 @@ async def _has_passage_in(services: Any, index: Any, path: str, filters: Filters
     from vask_server.adapters.sql import filters_to_where
 
     where = f"path = {sql_string(path)} AND kind = 'chunk' AND {filters_to_where(filters)}"
-    return bool((await services.store.all_chunk_rows(index.suffix, index.dimension, ["id"], where=where)).num_rows)
+    return bool((await services.store.tables(index).all_chunk_rows(["id"], where=where)).num_rows)
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:

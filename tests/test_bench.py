@@ -10,14 +10,14 @@ import pytest
 
 from scripts import bench, benchkit
 from scripts.bench_sizes import sizes_table
-from vask_server.adapters.meta import IndexMeta, write_meta
+from vask_server.adapters.meta import IndexMeta, IndexRecord, write_meta
 
 
 def _real_index(folder: Path) -> Path:
     """A folder as a vault's own index looks: index.json, tables."""
     (folder / "lancedb" / "chunks_x.lance").mkdir(parents=True)
     (folder / "lancedb" / "chunks_x.lance" / "data").write_text("rows")
-    write_meta(folder, IndexMeta(active={"model": "all-minilm", "dimension": 384, "suffix": "all_minilm_384_f16"}))
+    write_meta(folder, IndexMeta(active=IndexRecord("all-minilm", 384, "all_minilm_384_f16")))
     return folder
 
 

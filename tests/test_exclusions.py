@@ -33,9 +33,9 @@ def _write_private_notes(vault: Path) -> None:
 async def _traces(services, markers) -> list[str]:
     """Every row of every table at every version still kept, searched for the markers and the paths."""
     found = []
-    names = (await services.store._db.list_tables()).tables
+    names = (await services.store.database.connection.list_tables()).tables
     for name in names:
-        table = await services.store._db.open_table(name)
+        table = await services.store.database.connection.open_table(name)
         for version in await table.list_versions():
             number = version["version"] if isinstance(version, dict) else version.version
             await table.checkout(number)

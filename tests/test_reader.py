@@ -76,7 +76,7 @@ async def test_a_read_only_store_refuses_to_write(indexed):
     try:
         index = reader.searcher.active()
         with pytest.raises(RuntimeError, match="read-only"):
-            await reader.store.delete_notes(index.suffix, index.dimension, ["Home.md"])
+            await reader.store.tables(index).delete_notes(["Home.md"])
     finally:
         await reader.close()
 

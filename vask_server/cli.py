@@ -1,6 +1,7 @@
 """The `vask` command: index, ask (and bare `vask "question"`), search, status, serve, mcp, token, eval,
-doctor, pause, resume. This module builds the parser, reads the settings and runs the command asked
-for; each command's own work and printing is in its module (ask_cli, index_cli, eval_cli, token_cli)."""
+doctor, pause, resume, proposals. This module builds the parser, reads the settings and runs the command
+asked for; each command's own work and printing is in its module (ask_cli, index_cli, eval_cli,
+token_cli, proposals_cli), each imported only by its command where it is heavy."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from vask_server import __version__, token_cli
+from vask_server import __version__, proposals_cli, token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
 from vask_server.core.timerange import parse_day, parse_now
 from vask_server.errors import VaskError
@@ -25,7 +26,20 @@ from vask_server.errors import VaskError
 
 INTERNAL_ERROR = 70  # (sysexits' EX_SOFTWARE: 2 is a clear error of the user's, 130 an interrupt)
 
-COMMANDS = ("index", "ask", "search", "status", "serve", "mcp", "token", "eval", "doctor", "pause", "resume")
+COMMANDS = (
+    "index",
+    "ask",
+    "search",
+    "status",
+    "serve",
+    "mcp",
+    "token",
+    "eval",
+    "doctor",
+    "pause",
+    "resume",
+    "proposals",
+)
 DOCTOR_FOUND_PROBLEMS = 3  # `vask doctor`: a check failed, something stops vask (each printed with its fix)
 
 # Which settings each command takes as flags: the ones it uses (docs/REFERENCE.md's settings table says
@@ -82,6 +96,8 @@ FLAGS: dict[str, tuple[str, ...]] = {
         "index_pdf",
     ),
     "token": _EVERY,
+    # (which notes may be changed: the exclusions, and how large a note may be)
+    "proposals": (*_EVERY, "exclude", "obsidian_excluded", "max_note_bytes"),
     "pause": _EVERY,
     "resume": _EVERY,
     # the seed design's index (`--compare`) is built with the indexing settings
@@ -178,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setting_flags(p, FLAGS["token"])
 
     p = sub.add_parser(
+        "proposals", help="proposed changes to notes: list, show one's diff, apply, reject, undo (as in the plugin)"
+    )
+    proposals_cli.add_arguments(p)
+    _add_setting_flags(p, FLAGS["proposals"])
+
+    p = sub.add_parser(
         "doctor", help="check the model servers, models, vault, index, port, TLS and plugin; say how to fix each"
     )
     p.add_argument("--json", action="store_true")
@@ -261,7 +283,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 # How many words may follow each command's name for it to be that command; more, and the words are a
 # question: `vask status` runs the command, `vask status of my tax return?` asks (docs/REFERENCE.md).
-_TOKEN_ACTIONS = ("add", "list", "revoke")
+_TOKEN_ACTIONS = token_cli.ACTIONS
 
 
 def _is_command(name: str, words: list[str]) -> bool:
@@ -273,6 +295,8 @@ def _is_command(name: str, words: list[str]) -> bool:
         return not words or (words[0] in _TOKEN_ACTIONS and len(words) <= 2)
     if name == "eval":
         return len(words) == 1
+    if name == "proposals":
+        return not words or words[0] in proposals_cli.ACTIONS
     return False
 
 
@@ -352,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_stdio(settings)
         if args.command == "token":
             return token_cli.run(args, settings.resolved_index_dir())
+        if args.command == "proposals":
+            return proposals_cli.run(args, settings)
         if args.command in ("pause", "resume"):
             from vask_server import index_cli
 

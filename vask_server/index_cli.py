@@ -32,8 +32,9 @@ def nothing_changed(settings: Settings) -> bool:
     if unchanged is None:
         return False
     meta, scan = unchanged
-    active = meta.active or {}
-    print(f"indexed {vault_root} with {active['model']} ({active['dimension']}-d) into {index_dir}")
+    active = meta.active
+    assert active is not None  # (an unchanged index is a complete one)
+    print(f"indexed {vault_root} with {active.model} ({active.dimension}-d) into {index_dir}")
     print(
         f"{len(scan.notes)} notes scanned, 0 changed, 0 deleted; chunks: 0 embedded, 0 reused, 0 removed; "
         f"nothing to do; {time.perf_counter() - started:.2f} s"

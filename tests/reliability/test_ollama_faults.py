@@ -95,8 +95,8 @@ async def test_going_down_mid_index_loses_nothing(switchable_ollama, vault, tmp_
         while not task.done():
             building = services.store.read_meta().building
             if building is not None:
-                target = building["suffix"]
-                written = len(await services.store.manifest(target))
+                target = building
+                written = len(await services.store.tables(target).manifest())
                 if written:
                     break
             await asyncio.sleep(0.02)

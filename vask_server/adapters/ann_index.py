@@ -128,7 +128,7 @@ class VectorIndexes:
 
     def probed(self, name: str, dimension: int, query: Any, where: str | None, *, approximate_filter: bool) -> Any:
         """A vector query set to go through the table's index, if it has one, or exact. A filtered
-        search is exact unless `approximate_filter` (see `Store.vector_search`)."""
+        search is exact unless `approximate_filter` (see `SearchOptions`, adapters/tables.py)."""
         if name in self.built and (not where or approximate_filter):
             partitions = self.built[name]
             nprobes = ann_nprobes(partitions) if partitions is not None else UNKNOWN_INDEX_PROBES

@@ -51,7 +51,7 @@ class NoteRecord:
     title: str
     aliases: list[str]
     tags: list[str]
-    links: str | None  # JSON; None in a record read without it (`Store.manifest(with_links=False)`)
+    links: str | None  # JSON; None in a record read without it (`IndexTables.manifest(with_links=False)`)
     chunk_count: int
     status: str
     reason: str

@@ -84,8 +84,8 @@ def index_is_current(
     return bool(
         active
         and not meta.building
-        and active.get("model") == model
-        and active.get("suffix") == table_suffix(model, int(active.get("dimension", 0)))
+        and active.model == model
+        and active.suffix == table_suffix(model, active.dimension)
         and meta.extra.get("chunking") == fingerprint
         and matches_snapshot(index_dir, model, fingerprint, notes)
     )

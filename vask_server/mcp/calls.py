@@ -60,7 +60,7 @@ async def search(
     if meta.building and not meta.active:
         index = services.searcher.active()
         try:
-            await services.store.count_chunks(index.suffix, index.dimension)
+            await services.store.tables(index).count_chunks()
         except NotIndexed:
             return SearchResult([], "none", declined=True, query=question)
     question_asked = Question(

@@ -15,8 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.manifest import NoteRecord
+from vask_server.adapters.meta import now_iso
 from vask_server.adapters.ollama import Embedder
-from vask_server.adapters.store import Store, now_iso
+from vask_server.adapters.tables import IndexTables
 from vask_server.core.hashkeys import HashKeys
 from vask_server.core.plan import chunks_to_embed
 from vask_server.services.rows import Prepared, chunk_rows, note_record_of
@@ -52,10 +53,8 @@ class Present:
 
 
 async def embed_batch(
-    store: Store,
+    tables: IndexTables,
     embedder: Embedder,
-    suffix: str,
-    dimension: int,
     prepared: list[Prepared],
     report: SyncReport,
     present: Present | None,
@@ -70,7 +69,7 @@ async def embed_batch(
     # (with `present`: the others have no stored vector, no need to ask)
     wanted = all_hashes - known.keys()
     hashes = present.hashes.maybe_present(wanted) if present is not None else wanted
-    known.update(await store.vectors_for_hashes(suffix, dimension, hashes))
+    known.update(await tables.vectors_for_hashes(hashes))
     to_embed = chunks_to_embed(all_chunks, known)
     waited = 0.0
     if to_embed:
@@ -99,7 +98,7 @@ async def embed_batch(
         elif item.status == "skipped":
             report.skipped.append((item.path, item.reason))
         pending.records.append(note_record_of(item, indexed_at))
-    rows = chunk_rows(prepared, known, dimension, keyword_terms)
+    rows = chunk_rows(prepared, known, tables.dimension, keyword_terms)
     if rows is not None:
         pending.rows.append(rows)
     pending.paths.extend(item.path for item in prepared if item.kept is None)  # (touched ones keep their rows)
@@ -107,19 +106,17 @@ async def embed_batch(
     return waited
 
 
-async def write_pending(store: Store, suffix: str, dimension: int, pending: Pending, present: Present | None) -> bool:
+async def write_pending(tables: IndexTables, pending: Pending, present: Present | None) -> bool:
     """Writes what `pending` gathered. Returns whether it removed the rows of notes that have just
     opted out (no kept version of the tables may hold them: the sync purges them)."""
     unread = [record.path for record in pending.records if record.links is None]
     if unread:  # touched notes' records, read without their links: they are written back whole
-        links = await store.links_of(suffix, unread)
+        links = await tables.links_of(unread)
         pending.records = [replace(r, links=links.get(r.path, "[]")) if r.links is None else r for r in pending.records]
     rows = pa.concat_tables(pending.rows) if pending.rows else None
-    await store.write_notes(
-        suffix, dimension, pending.paths, rows, pending.records, existing=None if present is None else present.paths
-    )
+    await tables.write_notes(pending.paths, rows, pending.records, existing=None if present is None else present.paths)
     if pending.opted_out:  # notes that have just opted out: their rows go, and no kept version may hold them
-        await store.delete_notes(suffix, dimension, pending.opted_out)
+        await tables.delete_notes(pending.opted_out)
     if present is not None:
         present.paths.update(pending.paths)
         present.hashes.add(pending.vectors)

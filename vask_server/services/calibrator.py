@@ -18,13 +18,13 @@ import pyarrow as pa
 
 from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import CJK, written_in_cjk
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.retrieve import topic_query
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
-from vask_server.services.active_index import ActiveIndex
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class Calibrator:
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
 
-    async def for_index(self, index: ActiveIndex) -> Calibration:
+    async def for_index(self, index: IndexRecord) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
         read from disk, or the previous version's while a fresh one is measured in the background."""
         return (await self._current(index)).calibration
@@ -78,7 +78,7 @@ class Calibrator:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _current(self, index: ActiveIndex) -> _IndexCache:
+    async def _current(self, index: IndexRecord) -> _IndexCache:
         version = self.store.read_meta().version(index.suffix)
         cache = self._cache
         if cache is not None and cache.calibration.version == version:
@@ -103,13 +103,13 @@ class Calibrator:
     def _refreshing(self) -> bool:
         return self._refresh is not None and not self._refresh.done()
 
-    async def _refresh_later(self, index: ActiveIndex, version: str) -> None:
+    async def _refresh_later(self, index: IndexRecord, version: str) -> None:
         try:
             await self._rebuild(index, version, background=True)
         except Exception:  # the next search tries again; meanwhile the previous figures serve
             log.exception("refreshing the search calibration failed")
 
-    async def _rebuild(self, index: ActiveIndex, version: str, *, background: bool = False) -> _IndexCache:
+    async def _rebuild(self, index: IndexRecord, version: str, *, background: bool = False) -> _IndexCache:
         saved = read_calibration(self.store.index_dir, version)
         if saved is not None:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
@@ -127,10 +127,11 @@ class Calibrator:
             self._cache = cache  # (a background refresh never replaces the cache of a newer index)
         return cache
 
-    async def _measure(self, index: ActiveIndex, version: str) -> _IndexCache:
+    async def _measure(self, index: IndexRecord, version: str) -> _IndexCache:
         # Row numbers and paths only, then the vectors of the sampled rows: every vector of a large
         # index is far too much to read for a sample.
-        rows = await self.store.all_chunk_rows(index.suffix, index.dimension, ["id", "path"], where="kind = 'chunk'")
+        tables = self.store.tables(index)
+        rows = await tables.all_chunk_rows(["id", "path"], where="kind = 'chunk'")
         # One random chunk per note, so that pairs are between different notes and one long
         # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
         # In NumPy, not as Python lists of every row (slow and large on a large index); the
@@ -144,12 +145,12 @@ class Calibrator:
         if len(picks) > _BACKGROUND_SAMPLE:
             picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
         ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
-        by_id = await self.store.vectors_by_id(index.suffix, index.dimension, ids)
+        by_id = await tables.vectors_by_id(ids)
         ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
             # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
             # and English ones not against such passages: the line is measured on what it reads.
-            texts = await self.store.texts_for_ids(index.suffix, index.dimension, ids)
+            texts = await tables.texts_for_ids(ids)
             ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind, pairs = "passages", None
@@ -164,7 +165,7 @@ class Calibrator:
         pair_std = float(pairs.std()) if pairs.size else 0.0
         return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
 
-    async def _question_pairs(self, index: ActiveIndex, ids: list[str], sample: np.ndarray) -> np.ndarray:
+    async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
         model's query instruction) against a passage of another note. The topics are the opening
         content words of some of the sample's own passages, each against the rest of the sample
@@ -172,7 +173,7 @@ class Calibrator:
         if len(ids) < 2:
             return np.zeros(0, dtype=np.float32)
         chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
-        texts = await self.store.texts_for_ids(index.suffix, index.dimension, [ids[k] for k in chosen])
+        texts = await self.store.tables(index).texts_for_ids([ids[k] for k in chosen])
         probes = [_probe(texts.get(ids[k], "")) for k in chosen]
         missing = sorted({p for p in probes if p not in self._probe_vectors})
         if missing:

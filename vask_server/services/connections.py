@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import filters_to_where, sql_string
 from vask_server.adapters.store import Store
-from vask_server.core.cjk import SIMPLE, keyword_text
+from vask_server.adapters.tables import IndexTables, SearchOptions
+from vask_server.core.cjk import keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, row_to_hit
 from vask_server.errors import IndexBroken, NotFound
@@ -69,27 +71,23 @@ class Connected:
 async def find_connections(
     store: Store,
     graphs: LinkGraphs,
-    suffix: str,
-    dimension: int,
+    index: IndexRecord,
     seed: str,
     *,
     top_k: int,
     filters: Filters | None = None,
     question_vector: np.ndarray | None = None,
-    keyword_terms: str = SIMPLE,
 ) -> list[Connected]:
-    """The `top_k` notes most connected to `seed`, best first. `filters` (dates, folders, tags, what
-    the question named) apply to the connected notes, never to the seed; the seed is never among them.
-    `question_vector`: the question's own words, when it says more than "what connects to X".
-    `keyword_terms`: how the index cuts its keyword text (core/cjk.py), so the seed's title is cut alike."""
-    graph = await graphs.get(suffix)
+    """The `top_k` notes most connected to `seed` in this index, best first. `filters` (dates,
+    folders, tags, what the question named) apply to the connected notes, never to the seed; the
+    seed is never among them. `question_vector`: the question's own words, when it says more than
+    "what connects to X"."""
+    graph = await graphs.get(index)
     if seed not in graph:
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
-    seed_rows = await store.all_chunk_rows(
-        suffix,
-        dimension,
-        ["id", "heading", "vector", "ordinal"],
-        where=f"path = {sql_string(seed)} AND kind = 'chunk'",
+    tables, dimension = store.tables(index), index.dimension
+    seed_rows = await tables.all_chunk_rows(
+        ["id", "heading", "vector", "ordinal"], where=f"path = {sql_string(seed)} AND kind = 'chunk'"
     )
     seed_rows = seed_rows.sort_by("ordinal")  # in the note's order, so the passages kept spread over it
     seed_vectors = vector_matrix(seed_rows["vector"], dimension) if seed_rows.num_rows else np.zeros((0, dimension))
@@ -108,26 +106,14 @@ async def find_connections(
         queries.append(centroid / (float(np.linalg.norm(centroid)) or 1.0))
     if question_vector is not None:
         queries.append(question_vector)
-    by_meaning = asyncio.gather(
-        *(
-            store.vector_search(
-                suffix,
-                dimension,
-                q,
-                _CANDIDATE_ROWS,
-                where,
-                with_vectors=True,
-                approximate_filter=True,
-                with_kind=not narrowed,
-            )
-            for q in queries
-        )
-    )
+    options = SearchOptions(with_vectors=True, approximate_filter=True, with_kind=not narrowed)
+    by_meaning = asyncio.gather(*(tables.vector_search(q, _CANDIDATE_ROWS, where, options) for q in queries))
     # The seed's name as keywords, searched beside them: notes that name what the seed is about
     # ("Zotero", "graph view") where a small embedding model sees little in common. (A keyword search
     # filtered to the other notes is cheap.)
     title = graph.title(seed) or ""
-    by_name = _keyword_matches(store, suffix, dimension, keyword_text(title, keyword_terms), _others(seed, filters))
+    # (cut as the index cuts its keyword text: core/cjk.py)
+    by_name = _keyword_matches(tables, keyword_text(title, index.keyword_terms), _others(seed, filters))
     near, named = await asyncio.gather(by_meaning, by_name)
     rows: dict[str, dict[str, Any]] = {
         row["id"]: row
@@ -144,17 +130,17 @@ async def find_connections(
     links = _links(graph, seed)
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
-        rows.update({row["id"]: row for row in await _rows_of(store, suffix, dimension, linked_missing, filters)})
+        rows.update({row["id"]: row for row in await _rows_of(tables, linked_missing, filters)})
     return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, bonus, top_k)
 
 
-async def _keyword_matches(store: Store, suffix: str, dimension: int, words: str, where: str) -> list[dict[str, Any]]:
+async def _keyword_matches(tables: IndexTables, words: str, where: str) -> list[dict[str, Any]]:
     """The passages (with their vectors) that best match `words` as BM25 keywords; none when there are
     no words or the keyword index is broken."""
     if not words.strip():
         return []
     try:
-        return await store.text_search(suffix, dimension, words, _KEYWORD_ROWS, where, with_vectors=True)
+        return await tables.text_search(words, _KEYWORD_ROWS, where, with_vectors=True)
     except IndexBroken:  # (shown in the status; connections still come from the vectors)
         return []
 
@@ -166,19 +152,17 @@ def _others(seed: str, filters: Filters | None) -> str:
     return f"({own}) AND {others}" if own else others
 
 
-async def _rows_of(
-    store: Store, suffix: str, dimension: int, paths: list[str], filters: Filters | None
-) -> list[dict[str, Any]]:
+async def _rows_of(tables: IndexTables, paths: list[str], filters: Filters | None) -> list[dict[str, Any]]:
     narrowed = replace(filters or Filters(), paths=tuple(paths))
     where = f"({filters_to_where(narrowed)}) AND kind = 'chunk'"
-    table = await store.all_chunk_rows(suffix, dimension, ["id"], where=where)
+    table = await tables.all_chunk_rows(["id"], where=where)
     if not table.num_rows:
         return []
     # Their passages' full rows, ranked later against the seed: a vector search within those notes
     # (exact, as a few notes' rows are) gives each row's hit fields and vector in one read.
-    probe = np.zeros(dimension, dtype=np.float32)
+    probe = np.zeros(tables.dimension, dtype=np.float32)
     probe[0] = 1.0
-    return await store.vector_search(suffix, dimension, probe, table.num_rows, where, with_vectors=True)
+    return await tables.vector_search(probe, table.num_rows, where, SearchOptions(with_vectors=True))
 
 
 def _links(graph: LinkGraph, seed: str) -> dict[str, str]:

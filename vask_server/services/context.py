@@ -12,15 +12,16 @@ from typing import Any
 
 from vask_server.adapters.footprint import chunk_mib, folder_bytes, per_notes, serve_idle_mib
 from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
-from vask_server.core.keyword_choice import KeywordChoice, describe_recorded
 from vask_server.core.model_languages import language_advice
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
+from vask_server.services.proposals import ProposalService
 from vask_server.services.qa import QAService
 from vask_server.services.ranking import RetrievalConfig
 from vask_server.services.search import Searcher
@@ -60,6 +61,7 @@ class Services(QueryServices):
 
     indexer: Indexer
     qa: QAService
+    proposals: ProposalService  # proposed changes to notes: the queue, apply, undo
 
 
 def make_gateway(settings: Settings, access: ServerAccess) -> ModelGateway:
@@ -121,6 +123,7 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
         chat_gateway=chat_gateway,
         indexer=indexer,
         qa=qa,
+        proposals=ProposalService(vault, index_dir, index_options(settings)),
     )
 
 
@@ -149,16 +152,17 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
     `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
     before a search meets it."""
     meta = services.store.read_meta()
-    active = meta.active or {}
+    active = meta.active
     notes = chunks = 0
-    dimension = int(active.get("dimension") or 0)
-    if check and active:
-        await services.store.check_keyword_search(active["suffix"], dimension)
+    dimension = active.dimension if active else 0
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
-        notes, others = await services.store.note_statuses(active["suffix"])
-        chunks = await services.store.count_chunks(active["suffix"], dimension)
+        tables = services.store.tables(active)
+        if check:
+            await tables.check_keyword_search()
+        notes, others = await tables.note_statuses()
+        chunks = await tables.count_chunks()
         for path, (status, reason) in others.items():
             if status == "skipped":
                 skipped.append({"path": path, "reason": reason})
@@ -183,10 +187,10 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         "serve_memory_mib_per_10000_notes": round(chunk_mib(per_notes(chunks, notes) or 0, dimension))
         if dimension and notes
         else None,
-        "model": active.get("model"),
-        "dimension": active.get("dimension"),
+        "model": active.model if active else None,
+        "dimension": active.dimension if active else None,
         "configured_model": services.settings.embed_model,
-        "building": meta.building,
+        "building": meta.building.to_json() if meta.building else None,
         "paused": meta.paused,
         "last_sync": meta.last_sync,
         # notes kept out of the index, counted by the rule that excludes them (never their names)
@@ -195,24 +199,35 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         "skipped": sorted(skipped, key=lambda f: f["path"]),
         "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
         # how keyword text is cut and why, what share of the notes read are not English, and what to do
-        "language": {
-            "keyword_terms": active.get("keyword_terms"),
-            "keyword_reason": describe_recorded(active),
-            "keyword_sample": _keyword_sample(active),
-            "not_english": active.get("not_english"),
-            "advice": language_advice(str(active.get("model") or ""), active.get("not_english")),
-        },
+        "language": _language(active),
         "servers": servers(services),
     }
 
 
-def _keyword_sample(active: dict[str, Any]) -> dict[str, Any] | None:
-    """What the keyword terms were chosen by: the setting, the notes read and those of them written
-    mostly in Chinese or Japanese (core/keyword_choice.py)."""
-    choice = KeywordChoice.recorded(active)
-    if choice is None:
-        return None
-    return {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
+def _language(active: IndexRecord | None) -> dict[str, Any]:
+    if active is None:
+        return {
+            "keyword_terms": None,
+            "keyword_reason": None,
+            "keyword_sample": None,
+            "not_english": None,
+            "advice": None,
+        }
+    # What the keyword terms were chosen by: the setting, the notes read and those of them written
+    # mostly in Chinese or Japanese (core/keyword_choice.py).
+    choice = active.keyword_choice
+    sample = (
+        None
+        if choice is None
+        else {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
+    )
+    return {
+        "keyword_terms": active.keyword_terms,
+        "keyword_reason": active.keyword_reason(),
+        "keyword_sample": sample,
+        "not_english": active.not_english,
+        "advice": language_advice(active.model, active.not_english),
+    }
 
 
 def servers(services: QueryServices) -> dict[str, Any]:

@@ -17,13 +17,13 @@ from typing import Any, Literal
 
 from vask_server import __version__
 from vask_server.adapters.gateway import ModelGateway
-from vask_server.adapters.meta import read_meta
+from vask_server.adapters.meta import IndexRecord, read_meta
 from vask_server.adapters.ollama import display_host
 from vask_server.adapters.tls import server_ssl_context
 from vask_server.config import Settings
 from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
-from vask_server.core.keyword_choice import KeywordChoice, recorded_language
+from vask_server.core.keyword_choice import KeywordChoice
 from vask_server.core.language import MOSTLY
 from vask_server.core.model_languages import language_advice
 from vask_server.core.plan import plan_scan
@@ -160,13 +160,13 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
         return Check(
             "index", "warn", f"not built yet ({index_dir})", "`vask index` (or start `vask serve`, which builds it)"
         )
-    model, dimension = meta.active.get("model"), meta.active.get("dimension")
+    model, dimension = meta.active.model, meta.active.dimension
     if model != settings.embed_model:
         return Check(
             "index", "warn", f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
     store = await Store.open(index_dir, read_only=True)
-    stamps = (await store.manifest(meta.active["suffix"], with_links=False)).stamps()
+    stamps = (await store.tables(meta.active).manifest(with_links=False)).stamps()
     plan = plan_scan(on_disk, stamps)
     # A note that opted out (`vask: exclude`) has no record, as the sync keeps none: not behind.
     new = [path for path in plan.changed if path not in stamps]
@@ -193,7 +193,7 @@ def _language_checks(settings: Settings, on_disk: Mapping[str, Any]) -> list[Che
     from vask_server.services.reading import vault_language
 
     active = read_meta(settings.resolved_index_dir()).active
-    language = recorded_language(active, settings.keyword_tokenizer)
+    language = active.language(settings.keyword_tokenizer) if active else None
     if language is None:
         language = vault_language(Vault(settings.require_vault()), on_disk, settings.keyword_tokenizer)
     return [_language_check(settings, language.not_english), _keyword_check(active, language.keyword)]
@@ -211,11 +211,11 @@ def _language_check(settings: Settings, share: float) -> Check:
 _TERMS = {SIMPLE: "simple (words split at spaces and punctuation)", CJK: "cjk (Chinese and Japanese cut into pairs)"}
 
 
-def _keyword_check(active: Mapping[str, Any] | None, choice: KeywordChoice) -> Check:
+def _keyword_check(active: IndexRecord | None, choice: KeywordChoice) -> Check:
     """The index's keyword terms and why; a first sync's, or the next whole sync's when it will change them."""
-    terms = (active or {}).get("keyword_terms")
-    if terms is None:
+    if active is None:
         return Check("keyword search", "ok", f"the first sync will use {_TERMS[choice.terms]}: {choice.reason()}")
+    terms = active.keyword_terms
     if terms != choice.terms:
         return Check(
             "keyword search",
@@ -311,7 +311,6 @@ async def _mcp_check(settings: Settings) -> Check:
 
     from vask_server.adapters.store import Store
     from vask_server.errors import NotIndexed
-    from vask_server.services.active_index import active_index
 
     name = "MCP door"
     setup = "docs/MCP.md says how to add it to Claude, Cursor, VS Code or LM Studio"
@@ -323,8 +322,8 @@ async def _mcp_check(settings: Settings) -> Check:
     command = f"`{launch} mcp --vault {settings.require_vault()}`"
     try:
         store = await Store.open(settings.resolved_index_dir(), read_only=True)
-        index = active_index(store.read_meta())
-        notes, _ = await store.note_statuses(index.suffix)
+        index = store.read_meta().searched()
+        notes, _ = await store.tables(index).note_statuses()
     except NotIndexed:
         return Check(
             name, "warn", f"{command} would have no index to answer from yet", "`vask index` (or `vask serve`)"

@@ -75,7 +75,7 @@ async def measure(settings: Settings, vault: Vault, store: Store) -> Freshness:
     if record is None:
         return Freshness("not_indexed", len(on_disk), 0)
     try:
-        manifest = await store.manifest(record["suffix"], with_links=False)
+        manifest = await store.tables(record).manifest(with_links=False)
     except Exception:  # (a table not written yet, or being replaced: nothing recorded to compare)
         return _described(meta, len(on_disk), 0, len(on_disk), 0)
     stamps = manifest.stamps()
@@ -101,8 +101,8 @@ def _described(meta: IndexMeta, in_vault: int, indexed: int, changed: int, delet
         changed,
         deleted,
         meta.last_sync,
-        (active or {}).get("model"),
-        (building or {}).get("model"),
+        active.model if active else None,
+        building.model if building else None,
     )
 
 

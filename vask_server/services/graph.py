@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from vask_server.adapters.manifest import resolved_links
 from vask_server.adapters.memory import ReleaseWhenQuiet
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.store import Store
 from vask_server.core.scope import Directory
 
@@ -195,17 +196,18 @@ class LinkGraphs:
         self._version: tuple[str, int] | None = None
         self._lock = asyncio.Lock()
 
-    def _current(self, suffix: str) -> tuple[str, int]:
+    def _current(self, index: IndexRecord) -> tuple[str, int]:
         # The index version a sync (of this process or of `vask index`) leaves, and this process's
         # writes: one may be under way, its sync not yet recorded.
-        return self._store.read_meta().version(suffix), self._store.writes
+        return self._store.read_meta().version(index.suffix), self._store.writes
 
-    async def get(self, suffix: str) -> LinkGraph:
+    async def get(self, index: IndexRecord) -> LinkGraph:
         async with self._lock:  # callers that arrive during a build wait for it, not build their own
-            version = self._current(suffix)  # before reading: a write during the read makes it stale
+            version = self._current(index)  # before reading: a write during the read makes it stale
             if self._graph is None or self._version != version:
-                builder = _Builder(await self._store.note_names(suffix))
-                async for batch in self._store.note_link_batches(suffix):
+                tables = self._store.tables(index)
+                builder = _Builder(await tables.note_names())
+                async for batch in tables.note_link_batches():
                     await asyncio.to_thread(builder.add, batch)
                 self._graph = await asyncio.to_thread(builder.finish)
                 if self._quiet is not None:  # what the read freed goes back once calls pause, as a search's

@@ -14,19 +14,18 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from vask_server.adapters.manifest import Manifest
 from vask_server.adapters.memory import release_memory
-from vask_server.adapters.meta import IndexMeta, table_suffix
+from vask_server.adapters.meta import IndexMeta, IndexRecord, now_iso
 from vask_server.adapters.migrations import APPLIED, current_format
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
-from vask_server.adapters.store import UNDROPPED_TABLES, Store, now_iso
+from vask_server.adapters.store import UNDROPPED_TABLES, Store
+from vask_server.adapters.tables import IndexTables
 from vask_server.adapters.vault import FileStat, Vault, VaultScan
-from vask_server.core.cjk import SIMPLE
 from vask_server.core.exclude import Excluder
-from vask_server.core.keyword_choice import VaultLanguage, language_record, recorded_language
+from vask_server.core.keyword_choice import VaultLanguage
 from vask_server.core.links import LinkResolver
 from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
@@ -51,7 +50,7 @@ log = logging.getLogger(__name__)
 _NOTES_PER_BATCH = 64
 _COMPACT_AFTER_WRITES = 25
 # A sync of this many notes has the versions its compaction kept pruned once no search can read them
-# (`Store.prune_versions`): they hold as much again as the index. (A smaller one's wait the next sync.)
+# (`IndexTables.prune_versions`): they hold as much again as the index. (A smaller one's wait the next sync.)
 _PRUNE_AFTER_NOTES = 1_000
 # Batches are read, parsed and embedded 64 notes at a time, but written in larger appends: every
 # append is a table version and a data file, and many small ones make the compaction slower and its
@@ -72,8 +71,8 @@ StageFn = Callable[[str | None], None]
 class _Run:
     """One sync's state, filled in phase by phase (`Indexer._sync`)."""
 
-    suffix: str
-    dimension: int
+    index: IndexRecord  # the index this sync writes, as recorded once it is complete
+    tables: IndexTables  # ... and its tables
     report: SyncReport
     only: set[str] | None  # a targeted sync's notes; None: the whole vault
     force: bool
@@ -144,10 +143,11 @@ class Indexer:
     def set_paused(self, paused: bool) -> None:
         self.pause.set(paused)
 
-    async def target(self) -> tuple[str, int]:
-        """The table suffix and dimension for the configured embedding model (asks the model)."""
+    async def target(self) -> IndexRecord:
+        """The index of the configured embedding model, as a sync starts to build it (asks the model
+        its dimension)."""
         dimension = await self.embedder.dimension()
-        return table_suffix(self.embedder.model, dimension), dimension
+        return IndexRecord.building(self.embedder.model, dimension, self.options.keyword_terms)
 
     async def sync(
         self,
@@ -231,7 +231,7 @@ class Indexer:
                 self.options = replace(self.options, keyword_terms=terms)
                 return terms, None, None
             scan = await self._scan(excluder)
-        language = None if anew or not current else recorded_language(recorded, self._keyword_setting)
+        language = None if anew or not current or recorded is None else recorded.language(self._keyword_setting)
         if language is None:
             language = await asyncio.to_thread(vault_language, self.vault, scan.notes, self._keyword_setting)
             log.info("keyword terms: %s (%s)", language.keyword.terms, language.keyword.reason())
@@ -245,10 +245,10 @@ class Indexer:
         The sync then compacts and rebuilds the indexes (`_finish_tables`)."""
         stage("keyword index")
         clear_snapshot(self.store.index_dir)  # (the indexes are rebuilt by a whole sync, not skipped)
-        await recut_keyword_text(self.store, run.suffix, run.dimension, run.terms)
+        await recut_keyword_text(run.tables, run.terms)
         meta = self.store.read_meta()
-        if meta.active is not None and meta.active.get("suffix") == run.suffix:
-            meta.active["keyword_terms"] = run.terms
+        if meta.active is not None and meta.active.suffix == run.index.suffix:
+            meta.active = replace(meta.active, keyword_terms=run.terms)
             self.store.write_meta(meta)
         run.recut = True
         stage(None)
@@ -256,30 +256,26 @@ class Indexer:
     async def _start(self, only: set[str] | None, force: bool, terms: str) -> _Run:
         """The index this sync writes (the configured model's), recorded as being built before any
         write, so a crash mid-build leaves it findable while queries keep using the complete one."""
-        suffix, dimension = await self.target()
+        # (its keyword terms: what a search during the first sync cuts its question into)
+        target = replace(await self.target(), keyword_terms=terms)
         meta = self.store.read_meta()
         recorded, before = meta.active, meta.building
-        switching = recorded is not None and recorded.get("suffix") != suffix
+        switching = recorded is not None and recorded.suffix != target.suffix
         if switching or recorded is None:
-            meta.building = {
-                "model": self.embedder.model,
-                "dimension": dimension,
-                "suffix": suffix,
-                "keyword_terms": terms,  # (what a search during the first sync cuts its question into)
-            }
+            meta.building = target
             if recorded is None:
                 meta.extra[APPLIED] = current_format()  # (a new index is written in it: no step to run)
             self.store.write_meta(meta)
         return _Run(
-            suffix=suffix,
-            dimension=dimension,
-            report=SyncReport(model=self.embedder.model, dimension=dimension),
+            index=target,
+            tables=self.store.tables(target),
+            report=SyncReport(model=self.embedder.model, dimension=target.dimension),
             only=None if switching else only,  # a new model's index is built whole before it is used
             force=force,
             terms=terms,
-            terms_changed=recorded is not None and recorded.get("keyword_terms", SIMPLE) != terms,
+            terms_changed=recorded is not None and recorded.keyword_terms != terms,
             # (a first sync's keyword table, kept from before a restart, was cut as its record said)
-            text_recut=before is not None and before.get("keyword_terms", SIMPLE) != terms,
+            text_recut=before is not None and before.keyword_terms != terms,
             first=recorded is None,
             switching=switching,
             rechunk=force or meta.extra.get("chunking") != self.options.fingerprint(),
@@ -294,7 +290,7 @@ class Indexer:
             run.only = None  # a note moved into an excluded folder: the notes linking to it are redone too
         # A targeted sync reads only its notes' rows, and no sync their links (most of a row; the
         # few records written back, of touched notes, have theirs read again: `_write_pending`).
-        run.manifest = await self.store.manifest(run.suffix, run.only, with_links=False)
+        run.manifest = await run.tables.manifest(run.only, with_links=False)
         only = run.only
         run.on_disk = scan.notes if only is None else {p: s for p, s in scan.notes.items() if p in only}
         run.plan = plan_scan(run.on_disk, run.manifest.stamps(), force=run.rechunk and only is None)
@@ -319,7 +315,7 @@ class Indexer:
         # A sync of many batches reads which paths and hashes have rows once, instead of asking the
         # table (a scan that grows with it) for every batch: quadratic on a first build otherwise.
         if run.large:
-            paths_present, hashes_present = await self.store.chunk_keys(run.suffix, run.dimension)
+            paths_present, hashes_present = await run.tables.chunk_keys()
             run.present = Present(paths_present | set(run.manifest), hashes_present)
 
     async def _linkers_of(self, run: _Run, hidden: set[str], *, exclude: Collection[str] = ()) -> set[str]:
@@ -327,7 +323,7 @@ class Indexer:
         nothing, as to a missing note, so these notes are redone and no row keeps even its path."""
         if not hidden:
             return set()
-        return await self.store.notes_linking_to(run.suffix, hidden) - hidden - set(exclude) - set(run.plan.deleted)
+        return await run.tables.notes_linking_to(hidden) - hidden - set(exclude) - set(run.plan.deleted)
 
     async def _embed_and_write(self, run: _Run, progress: ProgressFn | None) -> None:
         """The changed notes, most recent (and those the person opened) first, read and parsed a
@@ -335,7 +331,7 @@ class Indexer:
         left waiting for the parser, nor the parser for the model. The first sync of an index (not a
         model switch: the old index answers meanwhile) that will take long writes every note's text
         to a keyword table first, searched by keyword until the end."""
-        suffix, dimension, report, present = run.suffix, run.dimension, run.report, run.present
+        tables, report, present = run.tables, run.report, run.present
         done = 0
         self._embed_seconds = 0.0
         queue = self._queue = SyncQueue(recent_first(run.plan.changed, run.scan.notes, self._wanted_first))
@@ -350,12 +346,11 @@ class Indexer:
         keyword_task: asyncio.Task[None] | None = None
         # A keyword table an earlier run of this first sync finished: kept, brought in step with the
         # vault before anything waits (a pause, the model), rather than written again after a batch.
-        kept_table = run.first and run.only is None and self.store.text_ready(suffix)
+        kept_table = run.first and run.only is None and tables.text_ready()
         if kept_table:
             await refresh_keyword_table(
-                self.store,
+                tables,
                 self.reader,
-                suffix,
                 run.on_disk,
                 run.resolver,
                 recut=run.text_recut,
@@ -370,17 +365,17 @@ class Indexer:
             while upcoming is not None:
                 if self._pausable and self.paused:
                     if pending.paths:  # what is embedded is kept while paused
-                        await self._write_pending(suffix, dimension, pending, present)
+                        await self._write_pending(tables, pending, present)
                         pending = Pending()
                     await self.pause.wait_while_on(self.progress, progress)
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
-                await self._embed_batch(suffix, dimension, prepared, report, present, pending)
+                await self._embed_batch(tables, prepared, report, present, pending)
                 following = queue.take(_NOTES_PER_BATCH)
                 upcoming = prepare(following)
                 # (the first batch at once: the newest notes, searchable in the first seconds)
                 if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or done == 0:
-                    await self._write_pending(suffix, dimension, pending, present)
+                    await self._write_pending(tables, pending, present)
                     pending = Pending()
                 done += len(batch)
                 sync_progress.advance(
@@ -391,7 +386,7 @@ class Indexer:
                     embedded=report.chunks_embedded - embedded_before,
                 )
                 if keyword_first and keyword_task is None and not kept_table:
-                    keyword_task = self._keyword_first(suffix, sync_progress, run.on_disk, run.resolver)
+                    keyword_task = self._keyword_first(tables, sync_progress, run.on_disk, run.resolver)
                 batch = following
                 if progress:
                     progress(done, run.total)
@@ -401,7 +396,7 @@ class Indexer:
             # What was embedded before the failure (Ollama gone, say) is kept, not embedded again.
             if pending.paths:
                 with contextlib.suppress(Exception):
-                    await self._write_pending(suffix, dimension, pending, present)
+                    await self._write_pending(tables, pending, present)
             raise
         finally:
             if upcoming is not None and not upcoming.done():
@@ -417,11 +412,11 @@ class Indexer:
         if redo:
             hidden = set(run.scan.excluded) | opted_out
             quiet = LinkResolver([path for path in run.scan.all_files if path not in hidden])
-            theirs = await self.store.manifest(run.suffix, redo, with_links=False)
+            theirs = await run.tables.manifest(redo, with_links=False)
             prepared = await asyncio.to_thread(self.reader.prepare, redo, run.scan.notes, theirs, quiet)
             pending = Pending()
-            await self._embed_batch(run.suffix, run.dimension, prepared, run.report, None, pending)
-            await self._write_pending(run.suffix, run.dimension, pending, None)
+            await self._embed_batch(run.tables, prepared, run.report, None, pending)
+            await self._write_pending(run.tables, pending, None)
 
     async def _delete(self, run: _Run) -> None:
         """The notes gone from disk (or excluded), after the new ones are written: a moved note has
@@ -431,7 +426,7 @@ class Indexer:
         if not run.plan.deleted:
             return
         removed = sum(run.manifest.chunk_count(p) for p in run.plan.deleted if p in run.manifest)
-        await self.store.delete_notes(run.suffix, run.dimension, run.plan.deleted)
+        await run.tables.delete_notes(run.plan.deleted)
         run.report.deleted = len(run.plan.deleted)
         run.report.chunks_removed += removed
         self._writes_since_compact += 1
@@ -442,21 +437,21 @@ class Indexer:
         if run.only is not None:
             return
         known = (set(run.manifest) | set(run.plan.changed)) - set(run.plan.deleted)
-        orphans = sorted(await self.store.chunk_paths(run.suffix, run.dimension) - known)
+        orphans = sorted(await run.tables.chunk_paths() - known)
         if orphans:
             log.info("removing chunks of %d notes that are in no manifest", len(orphans))
-            await self.store.delete_notes(run.suffix, run.dimension, orphans)
+            await run.tables.delete_notes(orphans)
             run.plan = replace(run.plan, deleted=[*run.plan.deleted, *orphans])
 
     async def _finish_tables(self, run: _Run, stage: StageFn) -> None:
         """Compaction, the keyword index, the purge of excluded notes' old versions, and a first ANN
         index: the steps where no count moves (`StageFn`)."""
-        suffix, dimension = run.suffix, run.dimension
+        tables = run.tables
         run.wrote = run.total > 0 or bool(run.plan.deleted) or run.recut
         run.compacted = run.wrote and (run.only is None or self._writes_since_compact >= _COMPACT_AFTER_WRITES)
         if run.compacted:
             stage("compacting")
-            if await self.store.compact(suffix, dimension):
+            if await tables.compact():
                 log.info("compacted the chunks table; its vector index is built anew")
             self._writes_since_compact = 0
             if run.large:
@@ -465,17 +460,17 @@ class Indexer:
         stage("keyword index")
         # (and when the text is cut another way: every row's keyword text changed, the index is made anew)
         rebuild = (run.force and run.only is None) or run.terms_changed
-        await self.store.ensure_fts(suffix, dimension, rebuild=rebuild)
+        await tables.ensure_fts(rebuild=rebuild)
         if run.wrote:  # (rows written since a table with a vector index was compacted)
-            await self.store.refresh_keyword_index(suffix, dimension)
+            await tables.refresh_keyword_index()
         # The chunks table answers keyword searches now. (Also a keyword table a killed first sync
         # left, when this one, nearly done, needed none: no copy of a note's text may outlive its sync.)
         if run.only is None:  # (every start-up sync is whole: a leftover is gone after a restart)
-            await self.store.drop_text(suffix)
+            await tables.drop_text()
         purged = self._purge
         if purged:
             stage("removing excluded notes")
-            await self.store.purge(suffix, dimension)
+            await tables.purge()
             self._purge = False
         if run.large:
             # The handles and caches of every version the sync wrote, and of the full-text build, let
@@ -483,15 +478,15 @@ class Indexer:
             await self.store.forget_tables()
             release_memory()
         # (the index a table large enough lacks: after a first sync, or dropped by a compaction or the purge)
-        first_ann = await self.store.missing_vector_index(suffix, dimension) if run.wrote or purged else None
+        first_ann = await tables.missing_vector_index() if run.wrote or purged else None
         prune = run.compacted and run.total >= _PRUNE_AFTER_NOTES
         if first_ann is not None:
             stage("vector index")
             if prune:  # (before the index is built: the pruning's optimize would damage it)
-                await self.store.prune_versions(suffix, dimension)
-            await self.store.index_vectors_now(suffix, dimension, first_ann)
+                await tables.prune_versions()
+            await tables.index_vectors_now(first_ann)
         elif prune:
-            self.store.prune_later(suffix, dimension)
+            tables.prune_later()
         stage(None)
 
     async def _record(
@@ -506,15 +501,9 @@ class Indexer:
         scan's snapshot is kept for the next "nothing changed" check."""
         meta = self.store.read_meta()
         previous = meta.active
-        meta.active = {
-            "model": self.embedder.model,
-            "dimension": run.dimension,
-            "suffix": run.suffix,
-            "completed_at": now_iso(),
-            "keyword_terms": run.terms,
-            # what the notes told at this sync; a sync of a few notes keeps what the last whole one did
-            **(language_record(language) if language is not None else _language_fields(previous, run.suffix)),
-        }
+        record = replace(run.index, keyword_terms=run.terms, complete=True, completed_at=now_iso())
+        # what the notes told at this sync; a sync of a few notes keeps what the last whole one did
+        meta.active = record.with_language(language) if language is not None else _language_kept(record, previous)
         meta.building = None
         meta.last_sync = now_iso()
         # Counted as well: two syncs can end within the second `last_sync` has, and what is measured
@@ -525,15 +514,15 @@ class Indexer:
             remember_scan_problems(meta, scan_problems, scan_skipped)
             meta.extra["excluded"] = dict(sorted(run.report.excluded.items()))  # counts by rule, no paths
         self.store.write_meta(meta)
-        replaced = str(previous["suffix"]) if previous and previous.get("suffix") != run.suffix else None
+        replaced = previous.suffix if previous and previous.suffix != run.index.suffix else None
         if previous and replaced:
-            log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.get("model"))
+            log.info("index for %s is complete; removing the %s index", self.embedder.model, previous.model)
         await self._remove_old_tables(meta, replaced, run.report)
         if seen is not None:
             save_snapshot(self.store.index_dir, self.embedder.model, self.options.fingerprint(), seen)
         if run.large or run.compacted:
             release_memory()  # after a large sync or a compaction: give the freed heap back
-        await self.store.index_vectors_later(run.suffix, run.dimension)
+        await run.tables.index_vectors_later()
 
     async def _unchanged_since_last_sync(
         self, scan: VaultScan, started: float, language: VaultLanguage
@@ -545,23 +534,23 @@ class Indexer:
         failed build left missing.) None when anything differs."""
         meta = self.store.read_meta()
         active = meta.active
-        if not active or active.get("keyword_terms", SIMPLE) != language.keyword.terms:
+        if not active or active.keyword_terms != language.keyword.terms:
             return None
-        report = SyncReport(model=self.embedder.model, dimension=int(active["dimension"]))
+        report = SyncReport(model=self.embedder.model, dimension=active.dimension)
         report.scanned = report.unchanged = len(scan.notes)
         report.failed.extend(scan.problems.items())
         report.skipped.extend(scan.skipped.items())
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
-        fields = language_record(language)
-        if any(active.get(key) != value for key, value in fields.items()):  # (read anew: kept as read)
-            active.update(fields)
+        read = active.with_language(language)
+        if read != active:  # (read anew: kept as read)
+            meta.active = read
             remembered = True
         if remembered:
             self.store.write_meta(meta)
         await self._remove_old_tables(meta, None, report)
-        await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
+        await self.store.tables(active).index_vectors_later()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -571,7 +560,7 @@ class Indexer:
         the next sync tries again: they hold a whole index's worth of disk."""
         leftover: dict[str, str] = dict(meta.extra.get(UNDROPPED_TABLES, {}))
         suffixes = {name.split("_", 1)[1] for name in leftover} | ({replaced} if replaced else set())
-        in_use = {(meta.active or {}).get("suffix"), (meta.building or {}).get("suffix")}
+        in_use = {record.suffix for record in (meta.active, meta.building) if record is not None}
         if not suffixes - in_use:
             return
         failed: dict[str, str] = {}
@@ -600,7 +589,7 @@ class Indexer:
         return asyncio.ensure_future(asyncio.to_thread(self.reader.prepare, batch, on_disk, manifest, resolver, keep))
 
     def _keyword_first(
-        self, suffix: str, progress: SyncProgress, on_disk: dict[str, FileStat], resolver: LinkResolver
+        self, tables: IndexTables, progress: SyncProgress, on_disk: dict[str, FileStat], resolver: LinkResolver
     ) -> asyncio.Task[None] | None:
         """After the first batch has measured the model's pace: the keyword table, written in the
         background when the rest will take long (keyword_first.py)."""
@@ -613,9 +602,8 @@ class Indexer:
         if seconds_left is None:
             return None
         return start_keyword_table(
-            self.store,
+            tables,
             self.reader,
-            suffix,
             on_disk,
             resolver,
             seconds_left=seconds_left,
@@ -626,20 +614,19 @@ class Indexer:
 
     async def _embed_batch(
         self,
-        suffix: str,
-        dimension: int,
+        tables: IndexTables,
         prepared: list[Prepared],
         report: SyncReport,
         present: Present | None,
         pending: Pending,
     ) -> None:
         self._embed_seconds += await embed_batch(
-            self.store, self.embedder, suffix, dimension, prepared, report, present, pending, self.options.keyword_terms
+            tables, self.embedder, prepared, report, present, pending, self.options.keyword_terms
         )
         self._opted_out.update(item.path for item in prepared if item.status == "excluded")
 
-    async def _write_pending(self, suffix: str, dimension: int, pending: Pending, present: Present | None) -> None:
-        if await write_pending(self.store, suffix, dimension, pending, present):
+    async def _write_pending(self, tables: IndexTables, pending: Pending, present: Present | None) -> None:
+        if await write_pending(tables, pending, present):
             self._purge = True  # notes that have just opted out: no kept version of the tables may hold them
         self._writes_since_compact += 1
 
@@ -648,8 +635,10 @@ def _no_stage(_: str | None) -> None:
     pass
 
 
-def _language_fields(previous: dict[str, Any] | None, suffix: str) -> dict[str, Any]:
-    """What the index's record said of the vault's languages, kept by a sync that did not read them."""
-    if not previous or previous.get("suffix") != suffix:
-        return {"not_english": None}
-    return {key: previous[key] for key in ("not_english", "keyword_choice") if key in previous}
+def _language_kept(record: IndexRecord, previous: IndexRecord | None) -> IndexRecord:
+    """The record with what the index's previous record said of the vault's languages, kept by a
+    sync that did not read them."""
+    if previous is None or previous.suffix != record.suffix:
+        return record
+    kept = {key: value for key, value in previous.others.items() if key in ("not_english", "keyword_choice")}
+    return replace(record, not_english=previous.not_english, keyword_choice=previous.keyword_choice, others=kept)

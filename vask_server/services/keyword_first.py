@@ -3,7 +3,7 @@
 With a laptop's model a large vault's first sync takes an hour, and its notes would be unsearchable
 meanwhile. So once the sync's first (small) batch has measured the model's pace, a sync that will
 take long writes every note's text to the store's keyword table, beside the embedding; searches
-read that table by keyword until the chunks table has its own keyword index (adapters/store.py).
+read that table by keyword until the chunks table has its own keyword index (adapters/tables.py).
 The table outlives a restart (a first sync paused, the computer shut down): the sync that takes up
 where it stopped keeps it, brought in step with the vault, instead of leaving the notes not yet
 embedded unfound until it is written again.
@@ -19,7 +19,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from vask_server.adapters.manifest import Manifest
-from vask_server.adapters.store import Store
+from vask_server.adapters.tables import IndexTables
 from vask_server.adapters.vault import FileStat
 from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
 from vask_server.core.links import LinkResolver
@@ -56,9 +56,8 @@ def long_first_sync(
 
 
 def start_keyword_table(
-    store: Store,
+    tables: IndexTables,
     reader: NoteReader,
-    suffix: str,
     on_disk: dict[str, FileStat],
     resolver: LinkResolver,
     *,
@@ -73,15 +72,14 @@ def start_keyword_table(
     paths = recent_first((p for p in on_disk if file_type(p) in (MARKDOWN, CANVAS, None)), on_disk)
     log.info("the first sync will take ~%d min: every note is searchable by keyword first", seconds_left // 60)
     writing = _write_keyword_table(
-        store, reader, suffix, paths, on_disk, resolver, notes_per_batch, rows_per_write, left_to_embed
+        tables, reader, paths, on_disk, resolver, notes_per_batch, rows_per_write, left_to_embed
     )
     return asyncio.create_task(writing, name="vask-keywords")
 
 
 async def _write_keyword_table(
-    store: Store,
+    tables: IndexTables,
     reader: NoteReader,
-    suffix: str,
     paths: list[str],
     on_disk: dict[str, FileStat],
     resolver: LinkResolver,
@@ -91,9 +89,9 @@ async def _write_keyword_table(
 ) -> None:
     started = time.perf_counter()
     try:
-        await store.start_text(suffix)
-        await _write_rows(store, reader, suffix, paths, on_disk, resolver, notes_per_batch, rows_per_write)
-        await store.finish_text(suffix)
+        await tables.start_text()
+        await _write_rows(tables, reader, paths, on_disk, resolver, notes_per_batch, rows_per_write)
+        await tables.finish_text()
         log.info(
             "every note is searchable by keyword (%d notes in %.1f s); %d are still to be embedded",
             len(paths),
@@ -107,9 +105,8 @@ async def _write_keyword_table(
 
 
 async def refresh_keyword_table(
-    store: Store,
+    tables: IndexTables,
     reader: NoteReader,
-    suffix: str,
     on_disk: dict[str, FileStat],
     resolver: LinkResolver,
     *,
@@ -122,20 +119,18 @@ async def refresh_keyword_table(
     pause: the rows of notes deleted or excluded since go (no text of theirs may stay), and the notes
     changed or added since are read again (`recut`: all of them, their text now cut another way)."""
     started = time.perf_counter()
-    stamps = await store.text_stamps(suffix)
+    stamps = await tables.text_stamps()
     paths = [path for path in on_disk if file_type(path) in (MARKDOWN, CANVAS, None)]
     redo = [p for p in paths if recut or stamps.get(p) != (on_disk[p].mtime_ns, on_disk[p].size)]
     wanted = set(paths)
     stale = sorted({p for p in stamps if p not in wanted} | {p for p in redo if p in stamps})
     if stale:
-        await store.delete_text_rows(suffix, stale)
-    await _write_rows(
-        store, reader, suffix, recent_first(redo, on_disk), on_disk, resolver, notes_per_batch, rows_per_write
-    )
+        await tables.delete_text_rows(stale)
+    await _write_rows(tables, reader, recent_first(redo, on_disk), on_disk, resolver, notes_per_batch, rows_per_write)
     if stale or redo:
-        await store.finish_text(suffix)  # (its full-text index made again, over the rows as they are now)
+        await tables.finish_text()  # (its full-text index made again, over the rows as they are now)
     if stale:  # (a note excluded meanwhile: no older version of the table may keep its text)
-        await store.purge_text(suffix)
+        await tables.purge_text()
     log.info(
         "the keyword table of the first sync is kept: %d notes read again, %d notes' rows removed (%.1f s)",
         len(redo),
@@ -145,9 +140,8 @@ async def refresh_keyword_table(
 
 
 async def _write_rows(
-    store: Store,
+    tables: IndexTables,
     reader: NoteReader,
-    suffix: str,
     paths: list[str],
     on_disk: dict[str, FileStat],
     resolver: LinkResolver,
@@ -165,7 +159,7 @@ async def _write_rows(
         if table is not None:
             rows.append(table)
         if sum(t.num_rows for t in rows) >= rows_per_write:
-            await store.add_text_rows(suffix, pa.concat_tables(rows))
+            await tables.add_text_rows(pa.concat_tables(rows))
             rows = []
     if rows:
-        await store.add_text_rows(suffix, pa.concat_tables(rows))
+        await tables.add_text_rows(pa.concat_tables(rows))

@@ -75,7 +75,7 @@ async def readable_path(services: QueryServices, value: str, name: str = "path")
     the caller's error, said as such)."""
     path = note_path(services.vault, value, name)
     index = services.searcher.active()
-    graph = await services.searcher.graphs.get(index.suffix)
+    graph = await services.searcher.graphs.get(index)
     if path not in graph or not is_note_path(path) or await asyncio.to_thread(_excluded_by_rule, services, path):
         raise no_such_note()
     return path, graph
@@ -175,9 +175,7 @@ async def _passages(services: QueryServices, path: str) -> tuple[list[str], list
     """A canvas or a PDF, as the index holds its text: its passages in order, each under its heading
     (a PDF's under its page), numbered as lines of their own."""
     index = services.searcher.active()
-    rows = await services.store.all_chunk_rows(
-        index.suffix,
-        index.dimension,
+    rows = await services.store.tables(index).all_chunk_rows(
         ["heading", "text", "ordinal", "page"],
         where=f"path = {sql_string(path)} AND kind = 'chunk'",
     )
@@ -203,7 +201,7 @@ class NotesPage:
 async def list_notes(services: QueryServices, offset: int, limit: int) -> NotesPage:
     """The notes of the index that no exclusion keeps out now, by path, `limit` from `offset` on."""
     index = services.searcher.active()
-    graph = await services.searcher.graphs.get(index.suffix)
+    graph = await services.searcher.graphs.get(index)
 
     def page() -> NotesPage:
         excluder = excluder_for(index_options(services.settings), services.vault)

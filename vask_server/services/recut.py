@@ -13,24 +13,24 @@ import time
 
 import pyarrow as pa
 
-from vask_server.adapters.store import Store
+from vask_server.adapters.tables import IndexTables
 from vask_server.services.rows import search_text
 
 log = logging.getLogger(__name__)
 
 
-async def recut_keyword_text(store: Store, suffix: str, dimension: int, terms: str) -> int:
+async def recut_keyword_text(tables: IndexTables, terms: str) -> int:
     """Every row's keyword text cut as `terms` says. Returns how many rows."""
     started = time.perf_counter()
-    aliases = {path: " ".join(names) for path, names in (await store.note_aliases(suffix)).items()}
+    aliases = {path: " ".join(names) for path, names in (await tables.note_aliases()).items()}
     rows = 0
-    async for batch in store.keyword_sources(suffix, dimension):
+    async for batch in tables.keyword_sources():
         columns = [batch[name].to_pylist() for name in ("path", "title", "heading", "text")]
         texts = [
             search_text(title or "", aliases.get(path, ""), heading or "", text or "", terms)
             for path, title, heading, text in zip(*columns, strict=True)
         ]
-        await store.set_search_text(suffix, dimension, batch["id"], pa.array(texts, pa.string()))
+        await tables.set_search_text(batch["id"], pa.array(texts, pa.string()))
         rows += batch.num_rows
     log.info("keyword text of %d passages cut anew (%s) in %.1f s", rows, terms, time.perf_counter() - started)
     return rows

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.store import Store
 from vask_server.core.retrieve import Filters
-from vask_server.services.active_index import ActiveIndex
 from vask_server.services.connections import Connected, find_connections
 from vask_server.services.graph import LinkGraphs
 
@@ -15,24 +15,15 @@ _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for h
 
 
 async def connections_of(
-    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int, filters: Filters | None = None
+    store: Store, graphs: LinkGraphs, index: IndexRecord, path: str, top_k: int, filters: Filters | None = None
 ) -> list[Connected]:
     """The notes connected to `path`, best first, each with the passage that connects it; `filters`
     (dates, folders, tags) apply to the connected notes. What every door asks for a note's connections."""
-    return await find_connections(
-        store,
-        graphs,
-        index.suffix,
-        index.dimension,
-        path,
-        top_k=top_k,
-        filters=filters,
-        keyword_terms=index.keyword_terms,
-    )
+    return await find_connections(store, graphs, index, path, top_k=top_k, filters=filters)
 
 
 async def related_notes(
-    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int
+    store: Store, graphs: LinkGraphs, index: IndexRecord, path: str, top_k: int
 ) -> list[dict[str, Any]]:
     connected = await connections_of(store, graphs, index, path, top_k)
     return [

@@ -18,9 +18,11 @@ import numpy as np
 
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.memory import ReleaseWhenQuiet
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.sql import filters_to_where
 from vask_server.adapters.store import Store
+from vask_server.adapters.tables import SearchOptions
 from vask_server.core.cjk import (
     CJK,
     CJK_COVERAGE_EVIDENCE,
@@ -54,7 +56,6 @@ from vask_server.errors import (
     OllamaUnavailable,
     ScopeNotFound,
 )
-from vask_server.services.active_index import ActiveIndex, active_index
 from vask_server.services.calibrator import Calibrator
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
@@ -108,11 +109,13 @@ class Searcher:
         self.calibrator = Calibrator(store, gateway)  # the decline line, per index version
         self._quiet = ReleaseWhenQuiet()
         self.graphs = LinkGraphs(store, self._quiet)  # also what /v1/related reads: one graph, built once
+        self._unwaited: set[asyncio.Future[Any]] = set()  # tasks nobody waits for any more (`_leave_running`)
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
 
-    def active(self) -> ActiveIndex:
-        return active_index(self.store.read_meta())
+    def active(self) -> IndexRecord:
+        """The index searches read (`IndexMeta.searched`)."""
+        return self.store.read_meta().searched()
 
     async def close(self) -> None:
         """Stops what the searcher runs in the background (a calibration being measured), before the
@@ -215,18 +218,10 @@ class Searcher:
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
-            self.store,
-            self.graphs,
-            index.suffix,
-            index.dimension,
-            seed,
-            top_k=asked.top_k,
-            filters=understood.filters,
-            question_vector=vector,
-            keyword_terms=index.keyword_terms,
+            self.store, self.graphs, index, seed, top_k=asked.top_k, filters=understood.filters, question_vector=vector
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
-        graph = await self.graphs.get(index.suffix)
+        graph = await self.graphs.get(index)
         return SearchResult(
             hits, "connections", notice=notice, declined=not hits, seed=seed, seed_title=graph.title(seed) or seed
         )
@@ -241,8 +236,9 @@ class Searcher:
             await self.calibrator.for_index(index)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
-            await self.store.vector_search(index.suffix, index.dimension, probe, 1)
-            await self.store.check_keyword_search(index.suffix, index.dimension)
+            tables = self.store.tables(index)
+            await tables.vector_search(probe, 1)
+            await tables.check_keyword_search()
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
         finally:
@@ -269,11 +265,11 @@ class Searcher:
             index = self.active()
         except NotIndexed:
             return None
-        graph = await self.graphs.get(index.suffix)
+        graph = await self.graphs.get(index)
         return await asyncio.to_thread(lambda: graph.directory)  # (made by the first question naming something)
 
     async def _keyword_rows(
-        self, index: ActiveIndex, query: str, limit: int, where: str | None
+        self, index: IndexRecord, query: str, limit: int, where: str | None
     ) -> tuple[list[dict[str, Any]], IndexBroken | None]:
         """The keyword list of a hybrid search; a broken keyword index leaves the vector list to
         answer alone (and is in the store's problems, for the status)."""
@@ -281,13 +277,13 @@ class Searcher:
             words = keyword_text(query, index.keyword_terms)
             if not index.complete:
                 return await self._first_sync_keyword_rows(index, words, limit, where), None
-            rows = await self.store.text_search(index.suffix, index.dimension, words, limit, where, with_vectors=True)
+            rows = await self.store.tables(index).text_search(words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
         return rows, None
 
     async def _names_unheld(
-        self, index: ActiveIndex, question: str, where: str | None, candidates: Sequence[str]
+        self, index: IndexRecord, question: str, where: str | None, candidates: Sequence[str]
     ) -> bool:
         """Whether a Chinese or Japanese question names, in another script, something no note (in
         the asked scope) holds: "logrotate" where nothing mentions it (core/cjk.py, CJK_COVERAGE_FLOOR).
@@ -302,15 +298,16 @@ class Searcher:
         return any(broken is None and not rows for rows, broken in found)
 
     async def _first_sync_keyword_rows(
-        self, index: ActiveIndex, query: str, limit: int, where: str | None
+        self, index: IndexRecord, query: str, limit: int, where: str | None
     ) -> list[dict[str, Any]]:
         """During a first sync: keyword matches from the keyword table (every note), with the
         vectors of those already embedded; the others are marked `keyword_only`. None at all before
         that table is written (its first minute)."""
-        if not self.store.text_ready(index.suffix):
+        tables = self.store.tables(index)
+        if not tables.text_ready():
             return []
-        rows = await self.store.text_search(index.suffix, index.dimension, query, limit, where, keyword_table=True)
-        vectors = await self.store.vectors_by_id(index.suffix, index.dimension, [row["id"] for row in rows])
+        rows = await tables.keyword_table_search(query, limit, where)
+        vectors = await tables.vectors_by_id([row["id"] for row in rows])
         for row in rows:
             vector = vectors.get(row["id"])
             if vector is None:
@@ -319,11 +316,11 @@ class Searcher:
                 row["vector"] = vector
         return rows
 
-    def _first_sync_notice(self, index: ActiveIndex) -> str | None:
+    def _first_sync_notice(self, index: IndexRecord) -> str | None:
         if index.complete:
             return None
         # (by keyword only once the keyword table is written and while it is kept: keyword_first.py)
-        found = "found by keyword only" if self.store.text_ready(index.suffix) else "found once they are embedded"
+        found = "found by keyword only" if self.store.tables(index).text_ready() else "found once they are embedded"
         progress = self.sync_progress()
         if progress is None or not progress.notes_total:
             return f"The first index of this vault is being built: notes not embedded yet are {found}."
@@ -338,59 +335,77 @@ class Searcher:
         filters: Filters | None = None,
         config: Ranking | None = None,
     ) -> SearchResult:
-        config = config or self.config
-        index = self.active()
+        """The passages that answer `query`, or a decline: the candidates by meaning and by keyword,
+        fused into one ranking, then the decision whether the notes answer it at all."""
+        asked = _Asked.of(self.active(), query, top_k, min_similarity, filters, config or self.config)
         self._quiet.touch()  # what this search frees goes back to the system once searches pause
-        clauses = [c for c in (filters_to_where(filters), config.where()) if c]
-        where = " AND ".join(f"({c})" for c in clauses) or None
-        topic = topic_query(query) if config.decline_on_topic() else None
         # The keyword list needs only the words: it is searched while the model embeds the question
         # (with a real model the embedding takes longer than the keyword search, which it then hides).
         keywords = (
-            asyncio.ensure_future(self._keyword_rows(index, query, config.candidates, where))
-            if config.mode == "hybrid"
+            asyncio.ensure_future(self._keyword_rows(asked.index, query, asked.config.candidates, asked.where))
+            if asked.config.mode == "hybrid"
             else None
         )
         try:
-            texts = [query] if topic is None else [query, topic]
-            vectors = await self._embedder(index.model).embed(texts, query=True)
-            vector = vectors[0]
+            texts = [query] if asked.topic is None else [query, asked.topic]
+            vectors = await self._embedder(asked.index.model).embed(texts, query=True)
         except BaseException as exc:
             if keywords is not None:
-                # Never cancelled: with it cancelled, searches with the model down hung in 1 run in ~4
-                # of their test. Held until it finishes, in case nobody waits for it below.
-                _leave_running(keywords)
+                # Never cancelled: with it cancelled, searches with the model down could hang. Held
+                # until it finishes, in case nobody waits for it below.
+                self._leave_running(keywords)
             if not isinstance(exc, (OllamaUnavailable, ModelMissing)):
                 raise
-            log.warning("query embedding failed (%s); falling back to keyword search", exc.message)
-            # the keyword list already under way answers alone (shielded: a cancelled request leaves it be)
-            wanted = top_k * 4
-            if keywords is not None and config.candidates >= wanted:
-                rows, failure = await asyncio.shield(keywords)
-            else:
-                rows, failure = await self._keyword_rows(index, query, wanted, where)
-            if failure is not None:  # nothing can be searched: say both, not "no matches"
-                also = f"{failure.message[0].lower()}{failure.message[1:]}"
-                return SearchResult([], "keyword", notice=f"{exc.message}, and {also}. {exc.hint} {failure.hint}")
-            rows = rows[:wanted]
-            for row in rows:
-                row.pop("vector", None)
-            return SearchResult(
-                limit_per_note(_keyword_hits(rows), top_k, config.per_note),
-                "keyword",
-                notice=f"{exc.message}. Showing keyword matches only. {exc.hint}",
-            )
-        limit = max(config.vector_candidates, top_k * 4)
-        vector_search = self.store.vector_search(
-            index.suffix,
-            index.dimension,
-            vector,
-            limit,
-            where,
-            with_vectors=topic is not None,
+            return await self._keywords_alone(asked, keywords, exc)
+        found = await self._candidates(asked, vectors, keywords)
+        ranked = asked.config.fuse(found.vector_rows, found.text_rows, query=query, blind=asked.blind)
+        ranked = await asked.config.boost(ranked, lambda: self.graphs.get(asked.index))
+        return await self._decide(asked, found, ranked)
+
+    async def _keywords_alone(
+        self,
+        asked: _Asked,
+        keywords: asyncio.Future[tuple[list[dict[str, Any]], IndexBroken | None]] | None,
+        failure: OllamaUnavailable | ModelMissing,
+    ) -> SearchResult:
+        """With the model down: the keyword matches alone, scored as shares of the best."""
+        log.warning("query embedding failed (%s); falling back to keyword search", failure.message)
+        # the keyword list already under way answers alone (shielded: a cancelled request leaves it be)
+        wanted = asked.top_k * 4
+        if keywords is not None and asked.config.candidates >= wanted:
+            rows, broken = await asyncio.shield(keywords)
+        else:
+            rows, broken = await self._keyword_rows(asked.index, asked.query, wanted, asked.where)
+        if broken is not None:  # nothing can be searched: say both, not "no matches"
+            also = f"{broken.message[0].lower()}{broken.message[1:]}"
+            notice = f"{failure.message}, and {also}. {failure.hint} {broken.hint}"
+            return SearchResult([], "keyword", notice=notice)
+        rows = rows[:wanted]
+        for row in rows:
+            row.pop("vector", None)
+        return SearchResult(
+            limit_per_note(_keyword_hits(rows), asked.top_k, asked.config.per_note),
+            "keyword",
+            notice=f"{failure.message}. Showing keyword matches only. {failure.hint}",
+        )
+
+    async def _candidates(
+        self,
+        asked: _Asked,
+        vectors: np.ndarray,
+        keywords: asyncio.Future[tuple[list[dict[str, Any]], IndexBroken | None]] | None,
+    ) -> _Candidates:
+        """The rows closest in meaning to the question and, in a hybrid search, its keyword matches,
+        each with its cosine to the question."""
+        vector = vectors[0]
+        filters = asked.filters
+        options = SearchOptions(
+            with_vectors=asked.topic is not None,
             # (notes named, by the caller or a [[Note]] in the question: few rows, searched exactly)
             approximate_filter=filters is None or not (filters.paths or (filters.scope and filters.scope.notes)),
         )
+        limit = max(asked.config.vector_candidates, asked.top_k * 4)
+        vector_search = self.store.tables(asked.index).vector_search(vector, limit, asked.where, options)
         text_rows: list[dict[str, Any]] = []
         notice: str | None = None
         if keywords is not None:
@@ -407,50 +422,43 @@ class Searcher:
             row["similarity"] = float(np.dot(vector, row_vector))  # every candidate gets a cosine
         # A model that reads only English says nothing of passages in Chinese or Japanese: their cosines
         # are no evidence that an English question is answered.
-        unreadable = index.keyword_terms == CJK and reads_only_english(index.model) is True
+        unreadable = asked.index.keyword_terms == CJK and reads_only_english(asked.index.model) is True
 
         def readable(row: dict[str, Any]) -> bool:
             return not (unreadable and written_in_cjk([str(row.get("text") or "")]))
 
-        candidates = [
+        readable_vectors = [
             np.asarray(r.pop("vector"), dtype=np.float32) for r in vector_rows if "vector" in r and readable(r)
         ]
-        candidates.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
-        # A question in Chinese or Japanese over a model that reads only English: its cosines say
-        # nothing (core/model_languages.py), so the keyword side ranks alone.
-        units = cjk_content(query) if index.keyword_terms == CJK else set()
-        blind = bool(units) and reads_only_english(index.model) is True
-        ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
-        calibration = await self.calibrator.for_index(index)
-        ranked = await config.boost(ranked, lambda: self.graphs.get(index.suffix))
+        readable_vectors.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        topic_vector = vectors[1] if asked.topic is not None else None
+        return _Candidates(vector_rows, text_rows, readable_vectors, topic_vector, notice)
+
+    async def _decide(self, asked: _Asked, found: _Candidates, ranked: list[Ranked]) -> SearchResult:
+        """Whether the notes answer the question (else the search declines), and the hits shown."""
+        config = asked.config
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best
-        if topic is not None:
+        if found.topic_vector is not None:
             # The topic's best cosine among the question's candidates: on the eval questions it equals
             # the topic's best over the whole index, without a search of its own.
-            evidence = max((float(np.dot(vectors[1], v)) for v in candidates), default=None)
-        threshold = config.threshold(calibration, min_similarity, filters)
+            evidence = max((float(np.dot(found.topic_vector, v)) for v in found.readable_vectors), default=None)
+        calibration = await self.calibrator.for_index(asked.index)
+        threshold = config.threshold(calibration, asked.min_similarity, asked.filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
         exact = any(item.quoted or (item.exact and item.strong_keyword) for item in ranked)
         declined = not exact and (best is None or evidence is None or evidence < threshold)
-        if units and best is not None:
-            # A question in Chinese or Japanese: what its keyword passages hold of it is evidence, and
-            # the only evidence when the model reads only English (core/cjk.py, CJK_COVERAGE_FLOOR).
-            passages = [(r.keyword is not None, passage_text(r.row)) for r in ranked]
-            held = max((coverage(units, text) for keyword, text in passages if keyword), default=0.0)
-            if blind:
-                texts = [text for _, text in passages]
-                declined = held < CJK_COVERAGE_FLOOR or await self._names_unheld(index, query, where, texts)
-            else:
-                declined = declined and held < CJK_COVERAGE_EVIDENCE
-        hits = [] if declined else _passing(ranked, min_similarity, score=config.score)
+        if asked.cjk_units and best is not None:
+            declined = await self._cjk_declined(asked, ranked, declined=declined)
+        hits = [] if declined else _passing(ranked, asked.min_similarity, score=config.score)
         declined = declined or not hits
-        partial = self._first_sync_notice(index)
+        notice = found.notice
+        partial = self._first_sync_notice(asked.index)
         if partial:
             notice = f"{notice} {partial}" if notice else partial
         return SearchResult(
-            limit_per_note(hits, top_k, config.per_note),
+            limit_per_note(hits, asked.top_k, config.per_note),
             config.mode,
             notice=notice,
             best_similarity=best,
@@ -459,21 +467,67 @@ class Searcher:
             declined=declined,
         )
 
+    async def _cjk_declined(self, asked: _Asked, ranked: list[Ranked], *, declined: bool) -> bool:
+        """A question in Chinese or Japanese: what its keyword passages hold of it is evidence, and
+        the only evidence when the model reads only English (core/cjk.py, CJK_COVERAGE_FLOOR)."""
+        passages = [(r.keyword is not None, passage_text(r.row)) for r in ranked]
+        held = max((coverage(asked.cjk_units, text) for keyword, text in passages if keyword), default=0.0)
+        if asked.blind:
+            texts = [text for _, text in passages]
+            return held < CJK_COVERAGE_FLOOR or await self._names_unheld(asked.index, asked.query, asked.where, texts)
+        return declined and held < CJK_COVERAGE_EVIDENCE
 
-# Tasks nobody waits for any more, held until they finish (the event loop keeps only weak references).
-_UNWAITED: set[asyncio.Future[Any]] = set()
+    def _leave_running(self, task: asyncio.Future[Any]) -> None:
+        """Lets a task finish on its own; its outcome, failure included, is taken and dropped. Held
+        until then: the event loop keeps only weak references to tasks."""
+        self._unwaited.add(task)
+
+        def settled(done: asyncio.Future[Any]) -> None:
+            self._unwaited.discard(done)
+            if not done.cancelled():
+                done.exception()
+
+        task.add_done_callback(settled)
 
 
-def _leave_running(task: asyncio.Future[Any]) -> None:
-    """Lets a task finish on its own; its outcome, failure included, is taken and dropped."""
-    _UNWAITED.add(task)
+@dataclass(frozen=True)
+class _Asked:
+    """One search as asked, and what follows from it before anything is searched."""
 
-    def settled(done: asyncio.Future[Any]) -> None:
-        _UNWAITED.discard(done)
-        if not done.cancelled():
-            done.exception()
+    index: IndexRecord
+    query: str
+    top_k: int
+    min_similarity: float
+    filters: Filters | None
+    config: Ranking
+    where: str | None  # the filters' and the ranking's, as one SQL condition
+    topic: str | None  # what the decline rule weighs instead of the question (None: the question)
+    cjk_units: set[str]  # the question's Chinese or Japanese, when the index cuts keyword text for it
+    # ... and the model reads only English: its cosines say nothing of the question, and the keyword
+    # side ranks alone
+    blind: bool
 
-    task.add_done_callback(settled)
+    @classmethod
+    def of(
+        cls, index: IndexRecord, query: str, top_k: int, min_similarity: float, filters: Filters | None, config: Ranking
+    ) -> _Asked:
+        clauses = [c for c in (filters_to_where(filters), config.where()) if c]
+        where = " AND ".join(f"({c})" for c in clauses) or None
+        topic = topic_query(query) if config.decline_on_topic() else None
+        units = cjk_content(query) if index.keyword_terms == CJK else set()
+        blind = bool(units) and reads_only_english(index.model) is True
+        return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind)
+
+
+@dataclass
+class _Candidates:
+    """What the searches found, before the ranking."""
+
+    vector_rows: list[dict[str, Any]]
+    text_rows: list[dict[str, Any]]  # (empty in a vector-only search)
+    readable_vectors: list[np.ndarray]  # the vectors of the candidates the model can read
+    topic_vector: np.ndarray | None  # the question's topic, embedded beside it
+    notice: str | None  # a broken keyword index: the vector list answered alone
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:

@@ -66,9 +66,7 @@ async def notes_in_range(
     if changed:
         wanted.append(_overlap("modified", "modified", start, end))
     clauses.append("(" + " OR ".join(wanted) + ")")
-    rows = await services.store.all_chunk_rows(
-        index.suffix,
-        index.dimension,
+    rows = await services.store.tables(index).all_chunk_rows(
         ["path", "title", "heading", "ordinal", "date", "date_end", "date_source", "modified"],
         where=" AND ".join(clauses),
     )

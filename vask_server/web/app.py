@@ -17,7 +17,7 @@ from vask_server.services.context import build_services
 from vask_server.services.live import LiveIndex
 from vask_server.services.options import file_types
 from vask_server.web.asgi import Receive, Scope, Send, answer_with
-from vask_server.web.keys import LIVE, SERVICES
+from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import (
     DEVICE,
     add_cors_headers,
@@ -28,6 +28,7 @@ from vask_server.web.middleware import (
     errors_middleware,
     host_middleware,
 )
+from vask_server.web.proposal_routes import routes as proposal_routes
 from vask_server.web.routes import routes
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def create_app(
     )
     app.on_response_prepare.append(add_cors_headers)
     app.add_routes(routes)
+    app.add_routes(proposal_routes)
+    app[TOKENS] = tokens
     names = allowed_names(frozenset(extra_hosts))
     for mount in mounts:
         app.router.add_route("*", mount.path, _mounted(mount, names, wildcard))

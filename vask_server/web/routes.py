@@ -23,7 +23,7 @@ from vask_server.services.live import LiveIndex
 from vask_server.services.paths import note_path
 from vask_server.services.related import related_notes
 from vask_server.web import validation as v
-from vask_server.web.keys import LIVE, SERVICES
+from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import AUTHENTICATED, DEVICE
 from vask_server.web.openapi import openapi_document
 
@@ -85,7 +85,12 @@ async def health(request: web.Request) -> web.Response:
             },
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
             # which device's token this is, and whether it may download a missing model (POST /v1/models/pull)
-            "device": {"name": request[DEVICE], "can_pull": request[DEVICE] == DEFAULT_DEVICE},
+            # (and whether it may apply, reject and undo proposed changes to notes)
+            "device": {
+                "name": request[DEVICE],
+                "can_pull": request[DEVICE] == DEFAULT_DEVICE,
+                "can_apply": request.app[TOKENS].may_apply(request[DEVICE]),
+            },
             "index": {
                 "notes": counts.get("notes", 0),
                 "chunks": counts.get("chunks", 0),

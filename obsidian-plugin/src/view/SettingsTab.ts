@@ -134,6 +134,18 @@ export class VaskSettingTab extends PluginSettingTab {
 			)
 			.addToggle((t) => t.setValue(s.indexSavedChats).onChange(async (v) => this.host.updateSettings({ indexSavedChats: v })));
 
+		new Setting(containerEl)
+			.setName('Heading for links')
+			.setDesc(
+				`Where "Link" in the related notes puts a link when the note does not name the linked note already: as a list item under this heading, made at the end of the note if missing. Default: ${DEFAULT_SETTINGS.linkHeading}`,
+			)
+			.addText((t) =>
+				t
+					.setPlaceholder(DEFAULT_SETTINGS.linkHeading)
+					.setValue(s.linkHeading)
+					.onChange(async (v) => this.host.updateSettings({ linkHeading: v })),
+			);
+
 		const result = containerEl.createDiv({ cls: 'vask-test-result' });
 		new Setting(containerEl)
 			.setName('Test connection')
