@@ -52,7 +52,7 @@ async def _one(index_dir: Path) -> dict[str, Any]:
 
     set_process_memory_policy()  # as `vask serve` runs
     from vask_server.adapters.store import Store
-    from vask_server.services.graph import LinkGraphs
+    from vask_server.services.query.graph import LinkGraphs
 
     store = await Store.open(index_dir)
     index = store.read_meta().searched()

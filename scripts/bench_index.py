@@ -172,8 +172,8 @@ async def index_once(
     from vask_server.adapters.store import Store
     from vask_server.adapters.vault import Vault
     from vask_server.config import load_settings
-    from vask_server.services.indexer import Indexer
     from vask_server.services.options import index_options
+    from vask_server.services.sync.indexer import Indexer
 
     settings = load_settings(
         env={},

@@ -25,7 +25,7 @@ from scripts.benchkit import FAST_MODEL
 from vask_server.adapters.vault import Vault
 from vask_server.config import load_settings
 from vask_server.services.context import open_services
-from vask_server.services.reading import vault_language
+from vask_server.services.sync.reading import vault_language
 
 
 def sample_step(vault: Path, runs: int) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import io
 import json
 from pathlib import Path
 
-from vask_server.cli import main as vask
+from vask_server.cli.command import main as vask
 from vask_server.core import embed_prompts
 
 ROOT = Path(__file__).resolve().parent.parent

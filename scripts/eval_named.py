@@ -31,7 +31,7 @@ from vask_server.core.question import Question
 from vask_server.core.scope import Mention, resolve
 from vask_server.errors import VaskError
 from vask_server.services.context import open_services
-from vask_server.services.search import SearchResult
+from vask_server.services.query.search import SearchResult
 
 ASKED_ON = date(2026, 12, 5)
 

@@ -28,7 +28,7 @@ from vask_server.config import load_settings
 from vask_server.core.filetypes import MARKDOWN
 from vask_server.errors import VaskError
 from vask_server.services.context import Services, open_services
-from vask_server.services.related import related_notes
+from vask_server.services.query.related import related_notes
 
 PANE_COUNT = 10  # what the plugin's related pane asks for (RELATED_COUNT in RelatedView.ts)
 

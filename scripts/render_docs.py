@@ -17,7 +17,7 @@ What is generated:
   (docs/eval/named-*.json and their first runs),
   `eval-non-english` (docs/eval/non-english/blind-*.json), `eval-failures` (the failures listed in
   the records of the sets never tuned on).
-- docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.build_parser()`.
+- docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.command.build_parser()`.
 
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
@@ -631,7 +631,7 @@ def usage_part(action: argparse.Action) -> str:
 
 
 def cli() -> str:
-    from vask_server.cli import build_parser
+    from vask_server.cli.command import build_parser
     from vask_server.config import SETTINGS
 
     settings = {spec.name: spec for spec in SETTINGS}

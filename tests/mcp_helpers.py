@@ -93,7 +93,7 @@ def env_of(settings: Settings, **extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(settings: Settings, errlog: Any = None, **env: str) -> AsyncIterator[Client]:
-    """`vask mcp` as an agent launches it (`python -m vask_server.cli mcp`, the same entry point as the
+    """`vask mcp` as an agent launches it (`python -m vask_server.cli.command mcp`, the same entry point as the
     `vask` script), over its standard input and output."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "vask_server.cli", "mcp"], env=env_of(settings, **env), cwd=str(ROOT)

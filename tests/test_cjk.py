@@ -36,7 +36,7 @@ from vask_server.core.language import looks_english, not_english_share
 from vask_server.core.model_languages import language_advice, reads_only_english
 from vask_server.core.question import Question
 from vask_server.core.retrieve import content_words, covers_query, holds_quoted, named_terms, quoted_terms
-from vask_server.core.timeexpr import read_time
+from vask_server.core.time.expr import read_time
 from vask_server.services.context import index_status, open_services
 from vask_server.services.doctor import _language_checks
 
@@ -280,7 +280,7 @@ def _english(n: int) -> str:
 def test_chinese_notes_named_after_every_english_one_still_get_cjk_terms(cli_env, tmp_path, capsys, settings_for):
     """300 English notes and 50 Chinese ones whose names sort after them all: a sample of the vault's
     first paths read English notes only, and a Chinese word was then found by no keyword search."""
-    from vask_server.cli import main
+    from vask_server.cli.command import main
 
     vault = tmp_path / "mixed"
     vault.mkdir()

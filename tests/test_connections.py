@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.connect import find_connection
 from vask_server.core.question import Question, understand
 from vask_server.core.scope import Directory
@@ -207,8 +207,8 @@ async def test_the_related_pane_is_the_same_mechanism(fake_ollama, vault, settin
 
 def test_linked_notes_come_first_with_a_third_of_the_places_kept_for_notes_not_linked_and_lists_left_out():
     from vask_server.core.models import Hit
-    from vask_server.services import connections
-    from vask_server.services.connections import Connected
+    from vask_server.services.query import connections
+    from vask_server.services.query.connections import Connected
 
     class Graph:  # how many notes each links to
         def link_count(self, path: str) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vask_server.cli import COMMANDS, main
+from vask_server.cli.command import COMMANDS, main
 from vask_server.config import SETTINGS, SettingSpec
 from vask_server.web.openapi import openapi_document
 
@@ -161,7 +161,7 @@ def test_the_endpoint_table_has_a_row_for_each_endpoint_and_no_other(doc: str) -
 
 
 def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from vask_server.services.evaluate import COMPARE_CONFIGS
+    from vask_server.services.query.evaluate import COMPARE_CONFIGS
 
     with pytest.raises(SystemExit):
         main(["eval", "--help"])

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from tests.conftest import RunningFake
-from vask_server.cli import DOCTOR_FOUND_PROBLEMS, main
+from vask_server.cli.command import DOCTOR_FOUND_PROBLEMS, main
 
 
 def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:

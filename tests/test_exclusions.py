@@ -133,7 +133,7 @@ async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only
 ):
     """The opt-out is read from the raw text before anything about the note is logged: a parser
     failure on a private note must not put its path (or its text) in the log."""
-    from vask_server.services import reading as reading_module
+    from vask_server.services.sync import reading as reading_module
 
     caplog.set_level("DEBUG")
     private = vault / "Health" / "Diagnosis zqxdiag.md"

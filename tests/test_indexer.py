@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import vask_server.adapters.ann_plan as ann_module
-import vask_server.services.indexer as indexer_module
-import vask_server.services.reading as reading_module
+import vask_server.services.sync.indexer as indexer_module
+import vask_server.services.sync.reading as reading_module
 from tests.fake_ollama import embed_text
 from vask_server.adapters.footprint import chunk_mib, serve_idle_mib
 from vask_server.adapters.lancedb_api import lancedb
@@ -417,7 +417,7 @@ async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_bu
     from datetime import timedelta
 
     import vask_server.adapters.upkeep as upkeep_module
-    import vask_server.services.indexer as indexer_module
+    import vask_server.services.sync.indexer as indexer_module
 
     monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
     monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)

@@ -1,5 +1,5 @@
 """Imports point one way, and no door imports another: `mcp/` and `web/` sit side by side above
-`services/`, and nothing below them imports either (cli.py, above all, gives `vask serve` its /mcp)."""
+`services/`, and nothing below them imports either (cli/command.py, above all, gives `vask serve` its /mcp)."""
 
 from __future__ import annotations
 

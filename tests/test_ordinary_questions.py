@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import SAMPLE_VAULT
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.connect import find_connection
 from vask_server.core.parse import parse_note
 from vask_server.core.question import Question, understand

@@ -9,7 +9,7 @@ import pytest
 
 from vask_server.adapters import token as tokens
 from vask_server.adapters.vault import Vault
-from vask_server.cli import main, normalise_argv
+from vask_server.cli.command import main, normalise_argv
 from vask_server.config import load_settings
 from vask_server.core.proposals import ChangeRequest
 from vask_server.services.options import index_options

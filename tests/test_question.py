@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.question import Question, understand
 from vask_server.core.scope import Directory
-from vask_server.services.search import Searcher
+from vask_server.services.query.search import Searcher
 from vask_server.web.keys import SERVICES
 
 TODAY = date(2026, 4, 1)

@@ -15,9 +15,9 @@ from vask_server.adapters.writer_lock import SERVE, WriterLock
 from vask_server.core.question import Question
 from vask_server.errors import BadRequest, NotFound, NotIndexed
 from vask_server.services.context import open_reader_services, open_services
-from vask_server.services.freshness import measure
-from vask_server.services.notes import list_notes, read_note
-from vask_server.services.timeline import notes_in_range
+from vask_server.services.query.notes import list_notes, read_note
+from vask_server.services.query.timeline import notes_in_range
+from vask_server.services.sync.freshness import measure
 
 
 def _files(folder: Path) -> dict[str, str]:

@@ -16,9 +16,10 @@ from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
-from vask_server.services import connections, indexer
-from vask_server.services.ranking_variants import RankingVariant
-from vask_server.services.search import Searcher
+from vask_server.services.query import connections
+from vask_server.services.query.ranking_variants import RankingVariant
+from vask_server.services.query.search import Searcher
+from vask_server.services.sync import indexer
 from vask_server.web.keys import SERVICES
 
 LINKER = "Daily/2026-03-14.md"

@@ -39,7 +39,7 @@ def test_a_block_without_a_renderer_or_a_renderer_without_a_block_is_an_error(
 
 
 def test_the_cli_reference_shows_every_command_and_its_own_arguments() -> None:
-    from vask_server.cli import COMMANDS
+    from vask_server.cli.command import COMMANDS
 
     cli = render_docs.cli()
     for command in COMMANDS:

@@ -5,7 +5,7 @@ hold the answer."""
 import json
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.services.context import open_services
 
 TIDEPOOL = "01 Projects/Launch Tidepool app.md"

@@ -10,9 +10,9 @@ from tests.fake_ollama import embed_text
 from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
-from vask_server.services.ranking import RetrievalConfig
-from vask_server.services.ranking_variants import RankingVariant
-from vask_server.services.search import Searcher
+from vask_server.services.query.ranking import RetrievalConfig
+from vask_server.services.query.ranking_variants import RankingVariant
+from vask_server.services.query.search import Searcher
 
 
 async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vault, settings_for):

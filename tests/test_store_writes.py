@@ -64,7 +64,7 @@ def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_
 
 
 def test_the_commands_that_open_the_index_set_the_policy_and_token_does_not(monkeypatch, tmp_path: Path) -> None:
-    from vask_server import cli
+    from vask_server.cli import command as cli
 
     set_calls: list[str] = []
     monkeypatch.setattr(memory_module, "set_process_memory_policy", lambda: set_calls.append("set"))

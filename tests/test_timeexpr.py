@@ -7,7 +7,7 @@ import pytest
 
 from vask_server.core.question import Question, understand
 from vask_server.core.retrieve import Filters
-from vask_server.core.timeexpr import describe_range, parse_day, parse_now, read_time
+from vask_server.core.time.expr import describe_range, parse_day, parse_now, read_time
 
 MONDAY = date(2026, 3, 30)  # a Monday
 

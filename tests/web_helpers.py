@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
 from vask_server.core.ratelimit import FailureLimiter
-from vask_server.services.live import LiveIndex
+from vask_server.services.sync.live import LiveIndex
 from vask_server.web.app import AsgiMount, create_app
 from vask_server.web.keys import LIVE
 

@@ -20,8 +20,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vask_server.core.dates import DEFAULT_DATE_KEYS
 from vask_server.core.exclude import split_globs
+from vask_server.core.time.dates import DEFAULT_DATE_KEYS
 from vask_server.errors import ConfigError
 
 

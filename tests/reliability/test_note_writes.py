@@ -58,7 +58,7 @@ def test_killed_between_the_temporary_write_and_the_rename_the_note_is_whole(tmp
             print("renaming", flush=True)
             time.sleep(120)
         os.replace = held
-        from vask_server.cli import main
+        from vask_server.cli.command import main
         main(["proposals", "apply", "{proposal_id}", "--vault", {str(vault)!r}, "--index-dir", {str(index)!r}])
         """
     )

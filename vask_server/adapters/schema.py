@@ -37,7 +37,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("text", pa.string()),
             pa.field("search_text", pa.string()),  # title, aliases, heading path and text: for full-text
             pa.field("tags", pa.list_(pa.string())),
-            # When the passage was written (core/dates.py): the first and last day it covers, and
+            # When the passage was written (core/time/dates.py): the first and last day it covers, and
             # where that was read ("daily-note", "frontmatter:created", "heading", …, "file-time").
             pa.field("date", pa.date32()),
             pa.field("date_end", pa.date32()),

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from vask_server.core.question import Mode
 from vask_server.core.retrieve import Filters
-from vask_server.core.timerange import parse_day, parse_now
+from vask_server.core.time.ranges import parse_day, parse_now
 from vask_server.errors import BadRequest
 
 MAX_QUERY_CHARS = 4000

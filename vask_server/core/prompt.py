@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from vask_server.core.models import Hit
-from vask_server.core.timeexpr import TimeRange, describe_range
+from vask_server.core.time.expr import TimeRange, describe_range
 from vask_server.core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions using only the user's own notes, given below as sources."""

@@ -20,7 +20,7 @@ from vask_server.core.connect import ConnectionAsk, find_connection
 from vask_server.core.links import note_name
 from vask_server.core.retrieve import Filters
 from vask_server.core.scope import Directory, Mention, Scope, Unmatched, find_mentions, resolve
-from vask_server.core.timeexpr import TimeRange, read_time
+from vask_server.core.time.expr import TimeRange, read_time
 
 Mode = Literal["vector", "hybrid"]
 Turn = Mapping[str, str]  # {"role": "user" | "assistant", "content": …}

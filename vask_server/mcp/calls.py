@@ -11,15 +11,15 @@ from typing import Any
 from vask_server.core import arguments
 from vask_server.core.question import Question
 from vask_server.core.retrieve import Filters
-from vask_server.core.timeexpr import read_time
+from vask_server.core.time.expr import read_time
 from vask_server.errors import BadRequest, NotIndexed
-from vask_server.services.connections import Connected
 from vask_server.services.context import QueryServices, index_status
-from vask_server.services.freshness import Freshness
-from vask_server.services.notes import NoteRead, read_note, readable_filter, readable_path
-from vask_server.services.related import connections_of
-from vask_server.services.search import SearchResult
-from vask_server.services.timeline import DatedPage, notes_in_range
+from vask_server.services.query.connections import Connected
+from vask_server.services.query.notes import NoteRead, read_note, readable_filter, readable_path
+from vask_server.services.query.related import connections_of
+from vask_server.services.query.search import SearchResult
+from vask_server.services.query.timeline import DatedPage, notes_in_range
+from vask_server.services.sync.freshness import Freshness
 
 
 def _filters(

@@ -38,7 +38,7 @@ from vask_server.mcp import shapes
 
 if TYPE_CHECKING:
     from vask_server.services.context import QueryServices
-    from vask_server.services.freshness import Freshness, FreshnessWatch
+    from vask_server.services.sync.freshness import Freshness, FreshnessWatch
 
 # The services import the database library, which takes seconds: this module does not, so that a
 # client's `initialize` is answered at once; they are loaded with the index (stdio.py), in `vask serve`
@@ -141,7 +141,7 @@ class VaskMCPServer(MCPServer[Any]):
     async def freshness(self, services: QueryServices) -> Freshness:
         """How current the index is: a scan of the vault, taken again once the last is older than
         FreshnessWatch's `max_age`."""
-        from vask_server.services.freshness import FreshnessWatch, measure
+        from vask_server.services.sync.freshness import FreshnessWatch, measure
 
         if self._freshness is None or self._freshness[0] is not services:
 
@@ -219,7 +219,7 @@ class VaskMCPServer(MCPServer[Any]):
                 raise ValueError
         except ValueError:
             raise MCPError(INVALID_PARAMS, "Invalid cursor. hint: pass the nextCursor of the previous page.") from None
-        from vask_server.services.notes import list_notes
+        from vask_server.services.query.notes import list_notes
 
         try:
             page = await list_notes(await self.services(), offset, RESOURCES_PAGE)
@@ -272,7 +272,18 @@ def _result(text: str, structured: Any) -> CallToolResult:
 
 
 def _register(server: VaskMCPServer, top_k: int) -> None:
-    """The tools, each a thin adapter: its arguments to calls.py's service call, the result to shapes.py's."""
+    """The tools and the note resource, each a thin adapter: its arguments to calls.py's service call,
+    the result to shapes.py's."""
+    _register_search(server, top_k)
+    _register_read(server)
+    _register_connections(server)
+    _register_dated(server)
+    _register_status(server)
+    _register_note_resource(server)
+
+
+def _register_search(server: VaskMCPServer, top_k: int) -> None:
+    """Search: the question as asked, narrowed by optional dates, folders, tags and notes."""
 
     @server.tool(
         title="Search the notes",
@@ -312,6 +323,10 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
         fresh = await server.freshness(services)
         return _result(*shapes.search_output(result, fresh.state, fresh.notice()))
 
+
+def _register_read(server: VaskMCPServer) -> None:
+    """Read a note, or one section of it, in parts."""
+
     @server.tool(
         name="read_note",
         title="Read a note",
@@ -345,6 +360,10 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
         )
         return _result(*shapes.read_output(note))
 
+
+def _register_connections(server: VaskMCPServer) -> None:
+    """A note's connections, linked and unlinked."""
+
     @server.tool(
         title="Connections of a note",
         description=(
@@ -370,6 +389,10 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
             services, path=path, limit=limit, date_from=date_from, date_to=date_to, folders=folders, tags=tags
         )
         return _result(*shapes.connections_output(found, (await server.freshness(services)).notice()))
+
+
+def _register_dated(server: VaskMCPServer) -> None:
+    """The notes of some days."""
 
     @server.tool(
         title="Notes of some days",
@@ -414,6 +437,10 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
         )
         return _result(*shapes.dated_output(found, (await server.freshness(services)).notice()))
 
+
+def _register_status(server: VaskMCPServer) -> None:
+    """How current the index is."""
+
     @server.tool(
         title="Index status",
         description=(
@@ -430,6 +457,10 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
         status = await calls.status(services, await server.freshness(services))
         return _result(*shapes.status_output(status))
 
+
+def _register_note_resource(server: VaskMCPServer) -> None:
+    """Notes as resources a client can attach."""
+
     @server.resource(
         NOTE_URI + "{+path}",
         name="note",
@@ -438,7 +469,7 @@ def _register(server: VaskMCPServer, top_k: int) -> None:
         mime_type="text/markdown",
     )
     async def note_resource(path: str) -> str:
-        from vask_server.services.notes import read_note
+        from vask_server.services.query.notes import read_note
 
         services = await server.services()
         try:

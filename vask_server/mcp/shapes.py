@@ -10,12 +10,12 @@ from pydantic import BaseModel, Field
 
 from vask_server.core.citations import location, written_on
 from vask_server.core.models import Hit
-from vask_server.core.timerange import TimeRange, describe_range
+from vask_server.core.time.ranges import TimeRange, describe_range
 
 if TYPE_CHECKING:  # (the services import the database: loaded once the index is opened, not before)
     from vask_server.mcp.calls import Connections, Dated
-    from vask_server.services.notes import NoteRead
-    from vask_server.services.search import SearchResult
+    from vask_server.services.query.notes import NoteRead
+    from vask_server.services.query.search import SearchResult
 
 _PASSAGE_CHARS = 4_000  # a passage's text in a search's or connection's answer, at most
 

@@ -19,12 +19,12 @@ from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
 from vask_server.core.model_languages import language_advice
-from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.proposals import ProposalService
-from vask_server.services.qa import QAService
-from vask_server.services.ranking import RetrievalConfig
-from vask_server.services.search import Searcher
+from vask_server.services.query.qa import QAService
+from vask_server.services.query.ranking import RetrievalConfig
+from vask_server.services.query.search import Searcher
+from vask_server.services.sync.indexer import Indexer
 
 log = logging.getLogger(__name__)
 

@@ -152,7 +152,7 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     still to take (`vask index`, or a running `vask serve`, does it), not a failure."""
     from vask_server.adapters.store import Store
     from vask_server.adapters.vault import Vault
-    from vask_server.services.freshness import OPT_OUT_READS, count_opted_out
+    from vask_server.services.sync.freshness import OPT_OUT_READS, count_opted_out
 
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
@@ -190,7 +190,7 @@ def _language_checks(settings: Settings, on_disk: Mapping[str, Any]) -> list[Che
     from the notes read now, by the same function a sync decides with (`reading.vault_language`).
     Advice, not failures: keyword search still works."""
     from vask_server.adapters.vault import Vault
-    from vask_server.services.reading import vault_language
+    from vask_server.services.sync.reading import vault_language
 
     active = read_meta(settings.resolved_index_dir()).active
     language = active.language(settings.keyword_tokenizer) if active else None

@@ -17,10 +17,10 @@ from vask_server.adapters.vault import (
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.cjk import CJK, SIMPLE
-from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF
 from vask_server.core.plan import IndexOptions
+from vask_server.core.time.dates import DateOptions, periodic_formats
 
 
 def index_options(settings: Settings, vault: Vault | None = None) -> IndexOptions:

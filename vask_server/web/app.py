@@ -14,8 +14,8 @@ from vask_server.adapters.watcher import VaultWatcher
 from vask_server.config import Settings
 from vask_server.core.ratelimit import FailureLimiter
 from vask_server.services.context import build_services
-from vask_server.services.live import LiveIndex
 from vask_server.services.options import file_types
+from vask_server.services.sync.live import LiveIndex
 from vask_server.web.asgi import Receive, Scope, Send, answer_with
 from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import (

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from vask_server.adapters.token import TokenRegistry
 from vask_server.services.context import Services
-from vask_server.services.live import LiveIndex
+from vask_server.services.sync.live import LiveIndex
 
 SERVICES = web.AppKey("services", Services)
 LIVE = web.AppKey("live", LiveIndex)

@@ -93,9 +93,6 @@ def paths(errors: Callable[..., dict[str, Any]], json: Callable[..., dict[str, A
         "200": json({"type": "object"}, "The same change was waiting already: that proposal"),
     }
 
-    def body(schema: dict[str, Any]) -> dict[str, Any]:
-        return {"required": False, "content": {"application/json": {"schema": schema}}}
-
     decide = (BadRequest, PayloadTooLarge, NotFound, ApplyNotAllowed, ProposalClosed)
     return {
         "/v1/proposals": {
@@ -217,19 +214,19 @@ def paths(errors: Callable[..., dict[str, Any]], json: Callable[..., dict[str, A
         },
         "/v1/proposals/{id}/apply": _decision(
             "Write the change into its note, only while the note has the text it was proposed for",
-            body(_WRITTEN),
+            _optional_body(_WRITTEN),
             json,
             errors(*decide, StaleProposal, NoteExcluded),
         ),
         "/v1/proposals/{id}/reject": _decision(
             "Reject a waiting proposal; the note is not touched",
-            body({"type": "object", "additionalProperties": False}),
+            _optional_body({"type": "object", "additionalProperties": False}),
             json,
             errors(*decide),
         ),
         "/v1/proposals/{id}/undo": _decision(
             "Put the note back to its exact bytes before an applied change, only while it is unchanged since",
-            body(_WRITTEN),
+            _optional_body(_WRITTEN),
             json,
             errors(*decide, StaleProposal, NoteExcluded),
         ),
@@ -246,3 +243,8 @@ def _decision(
         "responses": {"200": json(_ONE), **failures},
     }
     return {"post": operation}
+
+
+def _optional_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON request body the operation also takes empty."""
+    return {"required": False, "content": {"application/json": {"schema": schema}}}

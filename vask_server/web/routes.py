@@ -19,9 +19,9 @@ from vask_server.errors import BadRequest, DeviceNotAllowed, RegistryNotAllowed,
 from vask_server.services.context import Services, index_status
 from vask_server.services.doctor import report as doctor_report
 from vask_server.services.doctor import run_checks
-from vask_server.services.live import LiveIndex
 from vask_server.services.paths import note_path
-from vask_server.services.related import related_notes
+from vask_server.services.query.related import related_notes
+from vask_server.services.sync.live import LiveIndex
 from vask_server.web import validation as v
 from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import AUTHENTICATED, DEVICE

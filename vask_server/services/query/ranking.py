@@ -4,7 +4,7 @@
 lists are fused, the line below which it says "not in your notes", the score a hit shows). The product
 has one ranking, `RetrievalConfig`, with the two knobs a person can change: vector-only or hybrid, and
 how far above the unrelated level the decline line sits. The measured alternatives (reciprocal-rank
-fusion, the link graph's boost, a fixed threshold, ...) are `services/ranking_variants.py`, which only
+fusion, the link graph's boost, a fixed threshold, ...) are `services/query/ranking_variants.py`, which only
 the evaluation uses.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import CONVEX_ALPHA, Filters, Ranked, fuse, fuse_convex
-from vask_server.services.graph import LinkGraph
+from vask_server.services.query.graph import LinkGraph
 
 # Within a date range, or the notes, folders or tags a question names, the best of few candidates is
 # lower than the best of the whole vault, for unrelated text too, so the "not in your notes" line sits

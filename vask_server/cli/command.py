@@ -14,11 +14,18 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from vask_server import __version__, proposals_cli, token_cli
+from vask_server import __version__
+from vask_server.cli import proposals as proposals_cli
+from vask_server.cli import token as token_cli
 from vask_server.config import SETTINGS, Settings, load_settings
-from vask_server.core.timerange import parse_day, parse_now
+from vask_server.core.time.ranges import parse_day, parse_now
 from vask_server.errors import VaskError
+
+if TYPE_CHECKING:
+    # what add_subparsers returns: private in argparse, named so by typeshed, and not subscriptable at run time
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 # The database library takes seconds to import, so services are imported only by the commands that
 # need them: `vask index` with nothing changed, `vask token` and `--help` stay instant. The commands'
@@ -132,7 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"vask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_query_commands(sub)
+    _add_server_commands(sub)
+    _add_eval_command(sub)
+    return parser
 
+
+def _add_query_commands(sub: Subparsers) -> None:
+    """The commands a person runs on the vault: index, ask, search, status."""
     p = sub.add_parser("index", help="index the vault (only what changed since the last run)")
     p.add_argument("--full", action="store_true", help="re-read and re-chunk every note (vectors still reused)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -162,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_setting_flags(p, FLAGS["status"])
 
+
+def _add_server_commands(sub: Subparsers) -> None:
+    """The commands for the server and what it keeps: serve, mcp, pause, resume, token, proposals, doctor."""
     p = sub.add_parser("serve", help="run the HTTP sidecar for the Obsidian plugin")
     p.add_argument("--no-watch", action="store_true", help="do not watch the vault for changes")
     p.add_argument(
@@ -205,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_setting_flags(p, FLAGS["doctor"])
 
+
+def _add_eval_command(sub: Subparsers) -> None:
+    """`vask eval`: retrieval measured on a question set."""
     p = sub.add_parser("eval", help="measure retrieval on a JSON-lines question set")
     p.add_argument("questions", type=Path, help="JSON lines: {id, question, expected: [paths], type}")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
@@ -232,7 +252,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="the day questions without their own asked_at are asked (default: today); time questions carry one",
     )
     _add_setting_flags(p, FLAGS["eval"])
-    return parser
 
 
 def _day_flag(value: str) -> date:
@@ -379,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "proposals":
             return proposals_cli.run(args, settings)
         if args.command in ("pause", "resume"):
-            from vask_server import index_cli
+            from vask_server.cli import index as index_cli
 
             return index_cli.pause(settings, paused=args.command == "pause")
         if args.command == "doctor":
@@ -409,7 +428,7 @@ def _print_error(exc: VaskError) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from vask_server import index_cli
+    from vask_server.cli import index as index_cli
 
     if args.command == "index":  # (the index's one writer: the other commands here only read it)
         with index_cli.writer(settings):
@@ -418,7 +437,9 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _command(args: argparse.Namespace, settings: Settings) -> int:
-    from vask_server import ask_cli, eval_cli, index_cli
+    from vask_server.cli import ask as ask_cli
+    from vask_server.cli import eval as eval_cli
+    from vask_server.cli import index as index_cli
 
     if args.command == "index" and not args.full and index_cli.nothing_changed(settings):
         return 0

@@ -3,7 +3,7 @@
 What an unrelated passage's cosine looks like depends on the model and the vault, so it is measured:
 a topic taken from a passage, embedded as a question, against a sample of passages of other notes.
 Measured once per index version (a sync makes a new one) and kept on disk (adapters/calibration.py);
-how the searcher turns it into a threshold is its `Ranking`'s (services/ranking.py).
+how the searcher turns it into a threshold is its `Ranking`'s (services/query/ranking.py).
 """
 
 from __future__ import annotations

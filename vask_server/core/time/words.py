@@ -1,7 +1,7 @@
 """The words of time in the languages vask reads, one table of each kind: month names, weekday names,
 the English and Spanish words a question counts and orders with, and the relative time words, units
 and counting words of Chinese, Japanese, German and French. Both readers take their words from here:
-core/dates.py (dates written in notes) and core/timeexpr.py (the time a question asks about). With
+core/time/dates.py (dates written in notes) and core/time/expr.py (the time a question asks about). With
 them, the two calendar facts the tables need: a number written in Chinese, and the days of a month.
 """
 
@@ -113,7 +113,7 @@ QUARTER_WORDS.update({"cuarto": 4})
 
 # -- the words of other languages ----------------------------------------------------------------------
 
-# Time words of questions in languages beyond English and Spanish (whose words core/timegrammar.py
+# Time words of questions in languages beyond English and Spanish (whose words core/time/grammar.py
 # spells out in its rules), by language: a phrase → (unit, how many of them back: 0 this one so far, 1 the one
 # before, 2 the one before that). "上个月" is last month, "今年" this year up to today. (French "hier",
 # yesterday, is left out: it is German for "here".)
@@ -150,7 +150,7 @@ RELATIVE_TIME_WORDS: dict[str, dict[str, tuple[str, int]]] = {
         "l'année passée": ("year", 1), "l'an passé": ("year", 1),
     },
 }  # fmt: skip
-# "recently", "lately": the last RECENT_DAYS days (core/timeexpr.py), widened when they hold nothing
+# "recently", "lately": the last RECENT_DAYS days (core/time/expr.py), widened when they hold nothing
 RECENT_TIME_WORDS = {
     "zh": ("最近", "近来", "近期", "这段时间"),
     "ja": ("最近", "近頃", "このごろ", "この頃"),

@@ -29,10 +29,10 @@ from vask_server.core.prompt import says_not_in_notes
 from vask_server.core.question import Question as AskedQuestion
 from vask_server.core.retrieve import distinct_notes
 from vask_server.services.context import Services
-from vask_server.services.indexer import Indexer
-from vask_server.services.qa import QAService
-from vask_server.services.ranking_variants import RankingVariant
-from vask_server.services.search import Searcher
+from vask_server.services.query.qa import QAService
+from vask_server.services.query.ranking_variants import RankingVariant
+from vask_server.services.query.search import Searcher
+from vask_server.services.sync.indexer import Indexer
 
 RANK_DEPTH = 10  # distinct notes hit@k and MRR look at, at most
 

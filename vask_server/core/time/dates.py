@@ -9,7 +9,7 @@ Inside a note, a heading that holds a date (`## 2026-03-14`, `### Mon 3 Feb`, `#
 or is a period (`## March 2026`, `## Q1 2026`, `### Magnesium (Jan–Feb 2026)`) dates its section, and a
 table row led by a date or a month (a running log, a monthly budget) dates that row.
 
-The words it reads dates in are core/timewords.py's; the periodic-note formats are core/periodic.py's,
+The words it reads dates in are core/time/words.py's; the periodic-note formats are core/time/periodic.py's,
 and its `PeriodicFormat`, `parse_moment` and `periodic_formats` are also importable from here.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import LINE_HEADING, LINE_TABLE
-from vask_server.core.periodic import DEFAULT_PERIODIC
-from vask_server.core.periodic import PeriodicFormat as PeriodicFormat
-from vask_server.core.periodic import parse_moment as parse_moment
-from vask_server.core.periodic import periodic_formats as periodic_formats
-from vask_server.core.timewords import MONTH_NAMES, WEEKDAY_PREFIXES, month_span
+from vask_server.core.time.periodic import DEFAULT_PERIODIC
+from vask_server.core.time.periodic import PeriodicFormat as PeriodicFormat
+from vask_server.core.time.periodic import parse_moment as parse_moment
+from vask_server.core.time.periodic import periodic_formats as periodic_formats
+from vask_server.core.time.words import MONTH_NAMES, WEEKDAY_PREFIXES, month_span
 
 # Where a date came from, as the API reports it.
 SOURCE_FRONTMATTER = "frontmatter"  # reported as "frontmatter:<key>"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 async def run(args: argparse.Namespace, services: Services) -> int:
     """`vask eval`: the question set measured with each configuration, printed as tables or JSON."""
-    from vask_server.services.evaluate import (
+    from vask_server.services.query.evaluate import (
         COMPARE_CONFIGS,
         DEFAULT_CONFIGS,
         PRESETS,
@@ -28,7 +28,7 @@ async def run(args: argparse.Namespace, services: Services) -> int:
         report,
         seed_index,
     )
-    from vask_server.services.qa import QAService
+    from vask_server.services.query.qa import QAService
 
     path: Path = args.questions
     try:
@@ -76,8 +76,16 @@ async def run(args: argparse.Namespace, services: Services) -> int:
 def render_eval(reports: list[dict[str, Any]]) -> str:
     """The text `vask eval` prints: one table of every configuration, then answers, time questions,
     PDF pages, each split, each question type and the failures, as they apply."""
-    lines: list[str] = []
     width = max([14, *(len(rep["config"]) + 2 for rep in reports)])
+    lines: list[str] = []
+    for section in (_overall, _answers, _time, _pages, _splits, _types_and_failures):
+        lines += section(reports, width)
+    return "\n".join(lines)
+
+
+def _overall(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """Every configuration's hit rates, MRR and declines, one row each."""
+    lines: list[str] = []
     header = (
         f"{'config':<{width}}{'n':>4}{'hit@1':>8}{'hit@3':>8}{'hit@6':>8}{'hit@10':>8}{'MRR@10':>8}"
         f"{'absent declined':>17}{'answerable declined':>21}"
@@ -90,6 +98,12 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             f"{o.get('hit@6', 0):>8.3f}{o.get('hit@10', 0):>8.3f}{o['mrr@10']:>8.3f}"
             f"{o['absent_declined']:>12}/{o['absent']:<4}{o['answerable_declined']:>17}/{o['count']:<3}"
         )
+    return lines
+
+
+def _answers(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """With --answers: what the chat model said, per configuration."""
+    lines: list[str] = []
     answered = [rep for rep in reports if "answers" in rep["overall"]]
     if answered:
         lines.append("")
@@ -103,6 +117,12 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
                 f"{rep['config']:<{width}}{a['absent_declined']:>12}/{o['absent']:<4}"
                 f"{a['answerable_declined']:>17}/{o['count']:<3}{a['answerable_citing_expected']:>15}/{o['count']:<3}"
             )
+    return lines
+
+
+def _time(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """Time questions: the range read and the passages within it."""
+    lines: list[str] = []
     timed = [rep for rep in reports if "time" in rep["overall"]]
     if timed:
         lines.append("")
@@ -116,6 +136,12 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             )
             if t["misread"]:
                 lines.append(f"  range read otherwise: {', '.join(t['misread'])}")
+    return lines
+
+
+def _pages(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """Questions answered on a PDF page."""
+    lines: list[str] = []
     paged = [rep for rep in reports if "page@6" in rep["overall"]]
     if paged:
         lines.append("")
@@ -123,6 +149,12 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
         for rep in paged:
             o = rep["overall"]
             lines.append(f"{rep['config']:<{width}}{o['page_questions']:>4}  page@6 {o['page@6']:.3f}")
+    return lines
+
+
+def _splits(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """Each split of the question set on its own."""
+    lines: list[str] = []
     for split in sorted({name for rep in reports for name in rep["by_split"]}):
         lines.append("")
         lines.append(f"{split} split:")
@@ -135,6 +167,12 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
                     f"  MRR@10 {o['mrr@10']:.3f}  absent declined {o['absent_declined']}/{o['absent']}"
                     f"  answerable declined {o['answerable_declined']}"
                 )
+    return lines
+
+
+def _types_and_failures(reports: list[dict[str, Any]], width: int) -> list[str]:
+    """Each question type, then every failure with what was expected and returned."""
+    lines: list[str] = []
     for rep in reports:
         lines.append("")
         lines.append(f"by type ({rep['config']}):")
@@ -154,4 +192,4 @@ def render_eval(reports: list[dict[str, Any]]) -> str:
             lines.append(f"      got      {failure['returned']}")
             if "answer" in failure:
                 lines.append(f"      answer   {failure['answer']!r}")
-    return "\n".join(lines)
+    return lines

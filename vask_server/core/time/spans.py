@@ -1,4 +1,4 @@
-"""The days each rule of core/timegrammar.py names: "last month", "in March", "the past 30 days",
+"""The days each rule of core/time/grammar.py names: "last month", "in March", "the past 30 days",
 "三个月前", resolved against the day the question is asked. Pure: that day is passed in. Calendar
 arithmetic is `dateutil.relativedelta`'s.
 
@@ -15,8 +15,8 @@ from datetime import date, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from vask_server.core.timegrammar import ATOM_RULES, MONTHS, RELATIVE_WORDS, UNIT_OF
-from vask_server.core.timewords import (
+from vask_server.core.time.grammar import ATOM_RULES, MONTHS, RELATIVE_WORDS, UNIT_OF
+from vask_server.core.time.words import (
     HALF_WORDS,
     NUMBER_WORDS,
     NUMBERS,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from vask_server.core.timewords import month_span
+from vask_server.core.time.words import month_span
 
 
 @dataclass(frozen=True)

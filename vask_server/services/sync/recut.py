@@ -14,7 +14,7 @@ import time
 import pyarrow as pa
 
 from vask_server.adapters.tables import IndexTables
-from vask_server.services.rows import search_text
+from vask_server.services.sync.rows import search_text
 
 log = logging.getLogger(__name__)
 

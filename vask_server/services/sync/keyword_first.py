@@ -25,8 +25,8 @@ from vask_server.core.filetypes import CANVAS, MARKDOWN, file_type
 from vask_server.core.links import LinkResolver
 from vask_server.core.plan import recent_first
 from vask_server.core.progress import SyncProgress
-from vask_server.services.reading import NoteReader
-from vask_server.services.rows import text_rows
+from vask_server.services.sync.reading import NoteReader
+from vask_server.services.sync.rows import text_rows
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,6 @@ from vask_server.adapters.pdf import PdfReader
 from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault
 from vask_server.core.chunk import chunk_note
 from vask_server.core.cjk import written_mostly_in_cjk
-from vask_server.core.dates import chunk_dates, date_note
 from vask_server.core.describe import note_record
 from vask_server.core.exclude import opt_out_rule, opted_out, opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type, suffixes
@@ -32,8 +31,9 @@ from vask_server.core.links import LinkResolver
 from vask_server.core.models import Chunk, Note
 from vask_server.core.parse import parse_note, plain_note
 from vask_server.core.plan import IndexOptions
-from vask_server.services.files import ReadFile, content_hash, read_canvas, read_pdf
-from vask_server.services.rows import Prepared
+from vask_server.core.time.dates import chunk_dates, date_note
+from vask_server.services.sync.files import ReadFile, content_hash, read_canvas, read_pdf
+from vask_server.services.sync.rows import Prepared
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class NoteReader:
         return out
 
     def _read_other(self, item: Prepared, resolver: LinkResolver) -> None:
-        """A Canvas board or a PDF (services/files.py), dated as a note without dates of its own is."""
+        """A Canvas board or a PDF (services/sync/files.py), dated as a note without dates of its own is."""
         try:
             read: ReadFile
             if file_type(item.path) == CANVAS:

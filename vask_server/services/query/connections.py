@@ -24,7 +24,7 @@ from vask_server.core.cjk import keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, row_to_hit
 from vask_server.errors import IndexBroken, NotFound
-from vask_server.services.graph import LinkGraph, LinkGraphs
+from vask_server.services.query.graph import LinkGraph, LinkGraphs
 
 # A link is the author's own statement that two notes belong together: it counts this much on top of
 # how close the two notes' passages are (small beside related passages' cosines: docs/EVALUATION.md,

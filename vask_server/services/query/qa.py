@@ -16,8 +16,8 @@ from vask_server.core.prompt import ANSWER_TOKENS, DECLINE_MESSAGE, Prompt, fit_
 from vask_server.core.question import Question, Understood
 from vask_server.core.retrieve import Filters
 from vask_server.errors import ModelMissing, VaskError
-from vask_server.services.ranking import Ranking
-from vask_server.services.search import Searcher, SearchResult
+from vask_server.services.query.ranking import Ranking
+from vask_server.services.query.search import Searcher, SearchResult
 
 Event = dict[str, Any]
 

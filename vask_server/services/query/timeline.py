@@ -1,5 +1,5 @@
 """The notes written or changed within a range of days: "what did I write last week?", a week of daily
-notes. From the index's dates (core/dates.py): a passage's date says when it was written (a daily note's
+notes. From the index's dates (core/time/dates.py): a passage's date says when it was written (a daily note's
 day, a dated heading, the frontmatter's `created`), a note's `modified` when it last changed (its
 frontmatter's `modified`/`updated`, else the file's time). For any door.
 """
@@ -12,7 +12,7 @@ from datetime import date
 from vask_server.adapters.sql import filters_to_where
 from vask_server.core.retrieve import Filters
 from vask_server.services.context import QueryServices
-from vask_server.services.notes import readable_filter
+from vask_server.services.query.notes import readable_filter
 
 FILE_TIME = "file-time"  # a passage dated by its file's time alone: when it was saved, not written
 

@@ -25,9 +25,9 @@ from vask_server.core.parse import normalize_newlines, parse_note
 from vask_server.core.sections import Section, find_section, plain, window
 from vask_server.errors import BadRequest, NotFound
 from vask_server.services.context import QueryServices
-from vask_server.services.graph import LinkGraph
 from vask_server.services.options import excluder_for, index_options
 from vask_server.services.paths import note_path
+from vask_server.services.query.graph import LinkGraph
 
 MAX_CHARS = 20_000  # a read's text, at most, unless the caller asks for less
 MAX_LINKS = 50  # links each way, at most

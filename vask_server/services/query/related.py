@@ -1,4 +1,4 @@
-"""Notes most related to a note, for the related-notes pane: its connections (services/connections.py),
+"""Notes most related to a note, for the related-notes pane: its connections (services/query/connections.py),
 the same that a question "what connects to [[Note]]?" finds."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.store import Store
 from vask_server.core.retrieve import Filters
-from vask_server.services.connections import Connected, find_connections
-from vask_server.services.graph import LinkGraphs
+from vask_server.services.query.connections import Connected, find_connections
+from vask_server.services.query.graph import LinkGraphs
 
 _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for how they are connected)
 

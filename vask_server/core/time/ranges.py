@@ -1,4 +1,4 @@
-"""A range of days a question asks about, and the days a caller gives: what core/timeexpr.py reads
+"""A range of days a question asks about, and the days a caller gives: what core/time/expr.py reads
 out of a question, what `--since`/`--until` and the API's `date_from`/`date_to` and `now` say, and
 how a range is shown ("Notes from 1 Jan – 31 Mar 2026"). Pure.
 """

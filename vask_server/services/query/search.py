@@ -2,7 +2,7 @@
 
 Vector-only or hybrid (vector + BM25, fused by a convex combination of cosine and relative BM25), and
 a threshold calibrated per index for saying "not in your notes": how it ranks and declines is the
-searcher's `Ranking` (services/ranking.py), which `vask eval` swaps for the variants it measures.
+searcher's `Ranking` (services/query/ranking.py), which `vask eval` swaps for the variants it measures.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from vask_server.core.retrieve import (
     topic_query,
 )
 from vask_server.core.scope import Directory, Scope, Unmatched, find_mentions
-from vask_server.core.timeexpr import TimeRange
+from vask_server.core.time.expr import TimeRange
 from vask_server.errors import (
     IndexBroken,
     ModelMissing,
@@ -56,10 +56,10 @@ from vask_server.errors import (
     OllamaUnavailable,
     ScopeNotFound,
 )
-from vask_server.services.calibrator import Calibrator
-from vask_server.services.connections import find_connections
-from vask_server.services.graph import LinkGraphs
-from vask_server.services.ranking import Ranking, RetrievalConfig
+from vask_server.services.query.calibrator import Calibrator
+from vask_server.services.query.connections import find_connections
+from vask_server.services.query.graph import LinkGraphs
+from vask_server.services.query.ranking import Ranking, RetrievalConfig
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class Searcher:
         return result, time_range
 
     async def connections(self, understood: Understood) -> SearchResult:
-        """The notes connected to the question's seed (services/connections.py), one passage each,
+        """The notes connected to the question's seed (services/query/connections.py), one passage each,
         within the question's time and scope; the question's own words count too when it has any
         beyond "what connects to X" ("…about pricing"). When the seed may hold the answer itself
         ("what could help with [[Back pain]]?"), its passages that the question as written finds in it

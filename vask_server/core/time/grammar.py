@@ -1,9 +1,9 @@
 """The grammar of time in a question: the rules (regular expressions) that find "last month", "in
 March", "between February and March", "Q1 2024", "the past 30 days", "since January", "recently",
 "when did I last…", their Spanish forms, and the Chinese, Japanese, German and French words of
-core/timewords.py. Each rule names its parts for what they hold (`month`, `year`, `count`, `unit`;
+core/time/words.py. Each rule names its parts for what they hold (`month`, `year`, `count`, `unit`;
 by the rule's name where alternatives need their own: `es_weekday`, `month_day_from`), which
-core/timespans.py turns into days and core/timeexpr.py into the range a question asks about.
+core/time/spans.py turns into days and core/time/expr.py into the range a question asks about.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from vask_server.core.cjk import has_cjk
-from vask_server.core.timewords import (
+from vask_server.core.time.words import (
     NUMBER_WORDS,
     NUMBERS,
     RECENT_TIME_WORDS,
@@ -37,7 +37,7 @@ _SEASON = "(?:" + "|".join(sorted(SEASONS, key=len, reverse=True)) + ")"
 
 # -- English and Spanish -------------------------------------------------------------------------------
 
-# A single span of time (an "atom"), by the name of its rule; core/timespans.py has a reader for each.
+# A single span of time (an "atom"), by the name of its rule; core/time/spans.py has a reader for each.
 ATOMS: tuple[tuple[str, str], ...] = (
     ("iso", r"(?P<iso>\d{4}-\d{2}-\d{2})"),
     (
@@ -175,7 +175,7 @@ GATE_RE = re.compile(
 
 
 # -- beyond English and Spanish ------------------------------------------------------------------------
-# Chinese, Japanese, German and French time words, from the tables in core/timewords.py. Chinese and
+# Chinese, Japanese, German and French time words, from the tables in core/time/words.py. Chinese and
 # Japanese put no space around them ("上个月我读了什么书"), so their phrases are found anywhere; the
 # others' as whole words.
 

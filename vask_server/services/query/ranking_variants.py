@@ -1,4 +1,4 @@
-"""The rankings `vask eval` measures beside the product's (services/ranking.py): only the evaluation
+"""The rankings `vask eval` measures beside the product's (services/query/ranking.py): only the evaluation
 uses them. Each field is one measured alternative; with every field at its default this ranks exactly
 as the product does.
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import CONVEX_ALPHA, RRF_K, Filters, Ranked, fuse, fuse_convex, graph_boost
-from vask_server.services.ranking import GraphOf, calibrated_threshold
+from vask_server.services.query.ranking import GraphOf, calibrated_threshold
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from vask_server.core.models import Hit
 from vask_server.core.question import Mode, Question
 from vask_server.core.retrieve import Filters
 from vask_server.core.scope import Scope
-from vask_server.core.timeexpr import TimeRange, describe_range
+from vask_server.core.time.expr import TimeRange, describe_range
 from vask_server.errors import ConfigError
 
 if TYPE_CHECKING:
     from vask_server.services.context import Services
-    from vask_server.services.search import SearchResult
+    from vask_server.services.query.search import SearchResult
 
 
 # The way out of a connection reading, said whenever a question is read as one (the plugin's ✕ on the seed)

@@ -18,7 +18,7 @@ from typing import Any
 from vask_server.adapters.watcher import RESCAN, Debouncer
 from vask_server.errors import VaskError
 from vask_server.services.context import Services, index_status
-from vask_server.services.sync_report import SyncReport
+from vask_server.services.sync.sync_report import SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class LiveIndex:
         self.in_progress: list[str] = []
         self.done = 0
         self.total = 0
-        self.stage: str | None = None  # what a sync does after its notes (services/indexer.py StageFn)
+        self.stage: str | None = None  # what a sync does after its notes (services/sync/indexer.py StageFn)
         self.last_error: VaskError | None = None
         self.last_report: SyncReport | None = None
         self.last_synced_at: float | None = None

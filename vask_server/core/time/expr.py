@@ -1,14 +1,14 @@
 """The time a question asks about: "last month", "in March", "between February and March", "Q1 2024",
 "the past 30 days", "since January", "recently", "when did I last…", their Spanish forms ("el mes
 pasado", "en febrero", "la semana pasada") and the Chinese, Japanese, German and French ones of
-core/timewords.py ("上个月", "letzten Monat"). Pure: the moment the question is asked is passed in.
+core/time/words.py ("上个月", "letzten Monat"). Pure: the moment the question is asked is passed in.
 
 Finding the words is done here, by a small grammar, because the libraries that read dates out of free
 text also read them where there are none ("…and may I…" became May 2025) and none reads ranges,
 quarters or "the past 30 days" (docs/EVALUATION.md, "Reading time"). The rules are
-core/timegrammar.py's, the days each names core/timespans.py's; this module finds the first range a
+core/time/grammar.py's, the days each names core/time/spans.py's; this module finds the first range a
 question names and takes its words out. `TimeRange`, `describe_range`, `parse_day` and `parse_now`
-live in core/timerange.py and are importable from here.
+live in core/time/ranges.py and are importable from here.
 
 Conventions, all inclusive: "last week" is the previous Monday–Sunday; "this week" Monday to today;
 "last month" the previous calendar month; "in March" the most recent March that has begun; "the past
@@ -24,7 +24,7 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
-from vask_server.core.timegrammar import (
+from vask_server.core.time.grammar import (
     BARE_CONTEXT_RE,
     DAY_RANGE_RE,
     EARLIEST_RE,
@@ -38,11 +38,11 @@ from vask_server.core.timegrammar import (
     SINGLE_RE,
     THIS_YEAR_RE,
 )
-from vask_server.core.timerange import TimeRange as TimeRange
-from vask_server.core.timerange import describe_range as describe_range
-from vask_server.core.timerange import parse_day as parse_day
-from vask_server.core.timerange import parse_now as parse_now
-from vask_server.core.timespans import (
+from vask_server.core.time.ranges import TimeRange as TimeRange
+from vask_server.core.time.ranges import describe_range as describe_range
+from vask_server.core.time.ranges import parse_day as parse_day
+from vask_server.core.time.ranges import parse_now as parse_now
+from vask_server.core.time.spans import (
     YEARLESS,
     atom_kind,
     days_before,

@@ -29,8 +29,9 @@ from vask_server.core.keyword_choice import VaultLanguage
 from vask_server.core.links import LinkResolver
 from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
-from vask_server.services.batches import Pending, Present, embed_batch, write_pending
-from vask_server.services.keyword_first import (
+from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
+from vask_server.services.sync.batches import Pending, Present, embed_batch, write_pending
+from vask_server.services.sync.keyword_first import (
     FIRST_BATCH_NOTES,
     KEYWORD_FIRST_AFTER_S,
     SLOW_MODEL_CHUNKS_PER_S,
@@ -38,12 +39,11 @@ from vask_server.services.keyword_first import (
     refresh_keyword_table,
     start_keyword_table,
 )
-from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
-from vask_server.services.pause import SyncPause
-from vask_server.services.reading import NoteReader, vault_language
-from vask_server.services.recut import recut_keyword_text
-from vask_server.services.rows import Prepared
-from vask_server.services.sync_report import SyncReport, remember_scan_problems
+from vask_server.services.sync.pause import SyncPause
+from vask_server.services.sync.reading import NoteReader, vault_language
+from vask_server.services.sync.recut import recut_keyword_text
+from vask_server.services.sync.rows import Prepared
+from vask_server.services.sync.sync_report import SyncReport, remember_scan_problems
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class Indexer:
 
     @property
     def paused(self) -> bool:
-        """Background syncs wait while this is set (services/pause.py)."""
+        """Background syncs wait while this is set (services/sync/pause.py)."""
         return self.pause.on
 
     def set_paused(self, paused: bool) -> None:
@@ -240,7 +240,7 @@ class Indexer:
         return terms, language, scan
 
     async def _recut(self, run: _Run, stage: StageFn) -> None:
-        """The index's keyword text cut the new way, from its rows (services/recut.py: nothing is read
+        """The index's keyword text cut the new way, from its rows (services/sync/recut.py: nothing is read
         again or embedded), and recorded at once: a question is cut as the rows it is matched with.
         The sync then compacts and rebuilds the indexes (`_finish_tables`)."""
         stage("keyword index")

@@ -20,8 +20,8 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.tables import IndexTables
 from vask_server.core.hashkeys import HashKeys
 from vask_server.core.plan import chunks_to_embed
-from vask_server.services.rows import Prepared, chunk_rows, note_record_of
-from vask_server.services.sync_report import SyncReport
+from vask_server.services.sync.rows import Prepared, chunk_rows, note_record_of
+from vask_server.services.sync.sync_report import SyncReport
 
 
 @dataclass

@@ -16,9 +16,9 @@ from vask_server.adapters.manifest import NoteRecord
 from vask_server.adapters.schema import chunk_schema, hit_records, text_schema
 from vask_server.adapters.vault import FileStat
 from vask_server.core.cjk import keyword_text
-from vask_server.core.dates import DateSpan
 from vask_server.core.filetypes import display_name
 from vask_server.core.models import Chunk, Note
+from vask_server.core.time.dates import DateSpan
 
 
 @dataclass
@@ -82,7 +82,7 @@ def text_rows(prepared: list[Prepared], terms: str) -> pa.Table | None:
 def search_text(title: str, aliases: str, heading: str, text: str, terms: str) -> str:
     """A passage's keyword text: its note's title and aliases (space-separated), its heading path and
     its text, cut as the index cuts (core/cjk.py). Made from what its row stores, so a change of the
-    cutting remakes it without the note (services/recut.py)."""
+    cutting remakes it without the note (services/sync/recut.py)."""
     return keyword_text(f"{title} {aliases}\n{heading}\n{text}", terms)
 
 
