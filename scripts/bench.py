@@ -304,7 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--checkout", type=Path, default=None, help="the checkout whose serve is started (default: this one)"
     )
-    p.add_argument("--poll", type=float, default=0.05, help="seconds between /v1/health polls")
+    p.add_argument("--poll", type=float, default=0.1, help="seconds between /v1/health polls")
+    p.add_argument(
+        "--first-start",
+        action="store_true",
+        help="each start as the first after `vask index`: the search calibration the last one kept is removed",
+    )
     common(p)
 
     p = sub.add_parser("query", help="/v1/search server-side latency (query embedding excluded)")

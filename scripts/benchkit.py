@@ -76,6 +76,16 @@ def proc_status(pid: int | str = "self") -> dict[str, int]:
     return out
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds a process has used so far (None when it is gone): on a shared
+    machine, steadier than its wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def disk_bytes(path: Path) -> int:
     from vask_server.adapters.footprint import folder_bytes
 
@@ -378,8 +388,9 @@ def vask_pid(pid: int) -> int | None:
             argv = Path(f"/proc/{current}/cmdline").read_bytes().split(b"\0")
             if any(b"vask_server" in arg or arg.endswith(b"/vask") for arg in argv[:3]):
                 return current
-        with contextlib.suppress(OSError):
-            seen += [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
+        for task in Path(f"/proc/{current}/task").glob("*"):  # (uv starts its child from another thread)
+            with contextlib.suppress(OSError):
+                seen += [int(c) for c in (task / "children").read_text().split()]
     return None
 
 

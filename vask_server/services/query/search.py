@@ -243,8 +243,8 @@ class Searcher:
             log.info("warming the search caches failed (%s); the first search does it", exc)
         finally:
             # What the warm-up read and freed (every chunk's path, when it measured the calibration)
-            # goes back to the system, as it does after a pause in searches.
-            self._quiet.touch()
+            # goes back to the system now: the server sits idle at what it keeps, not at the warm-up's peak.
+            await self._quiet.release_now()
 
     async def understand(self, question: Question) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
