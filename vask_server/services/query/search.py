@@ -246,7 +246,7 @@ class Searcher:
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
         finally:
-            # What the warm-up read and freed (every chunk's path, when it measured the calibration)
+            # What the warm-up read and freed (the calibration's sample, when it measured one)
             # goes back to the system now: the server sits idle at what it keeps, not at the warm-up's peak.
             await self._quiet.release_now()
 
