@@ -204,3 +204,26 @@ def test_the_current_rules_follow_obsidians_excluded_files_as_they_change(tmp_pa
     assert rules.keeps_out("Health/x.md") and not rules.keeps_out("Private/a.md")
     app.unlink()
     assert not rules.keeps_out("Health/x.md") and rules.keeps_out("Drafts/a.md")
+
+
+async def test_a_search_takes_the_current_rules_once_a_list_not_once_a_row(
+    fake_ollama, vault, settings_for, monkeypatch
+):
+    """The rules are taken (a stat of Obsidian's settings) for each list a search filters, not for each of
+    its dozens of rows; what they keep out stays out."""
+    _write_private_notes(vault)
+    taken = 0
+    stamp = CurrentExclusions._app_settings_stamp
+
+    def counted(self: CurrentExclusions) -> tuple[int, int] | None:
+        nonlocal taken
+        taken += 1
+        return stamp(self)
+
+    monkeypatch.setattr(CurrentExclusions, "_app_settings_stamp", counted)
+    async with running_app(settings_for(vault, exclude=("Private/**",))) as api:
+        taken = 0
+        found = await api.search("how I felt about it", top_k=20, min_similarity=0.0)
+        paths = {h["path"] for h in found["hits"]}
+        assert len(paths) >= 10 and "Private/Therapy.md" not in paths
+        assert 1 <= taken <= 3  # (the vector list and the keyword list; a row each would be dozens)

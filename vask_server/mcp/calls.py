@@ -119,7 +119,7 @@ async def connections(
         seed,
         arguments.integer(limit, "limit", 10, 1, arguments.MAX_TOP_K),
         _filters(folders=folders, tags=tags, date_from=date_from, date_to=date_to),
-        services.searcher.kept_out,
+        services.searcher.exclusions(),
     )
     return Connections(seed, graph.title(seed) or seed, found)
 

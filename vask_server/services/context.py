@@ -112,7 +112,7 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     indexer = Indexer(vault, store, embedder, index_options(settings))
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
     searcher.sync_progress = lambda: indexer.progress
-    searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
+    searcher.exclusions = CurrentExclusions(vault, index_options(settings)).now
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
     return Services(
         settings=settings,
@@ -138,7 +138,7 @@ async def open_reader_services(settings: Settings, *, gateway: ModelGateway | No
     store = await Store.open(index_dir, read_only=True)
     vault = Vault(vault_root)
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
-    searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
+    searcher.exclusions = CurrentExclusions(vault, index_options(settings)).now
     return QueryServices(settings, vault_root, index_dir, gateway, store, vault, searcher, chat_gateway)
 
 

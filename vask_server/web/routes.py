@@ -370,7 +370,7 @@ async def related(request: web.Request) -> web.Response:
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
     searcher = services.searcher
-    related = await related_notes(services.store, searcher.graphs, index, path, top_k, searcher.kept_out)
+    related = await related_notes(services.store, searcher.graphs, index, path, top_k, searcher.exclusions())
     return web.json_response({"path": path, "related": related})
 
 

@@ -15,6 +15,9 @@ from vask_server.core.plan import IndexOptions
 from vask_server.services.options import excluder_for
 
 KeptOut = Callable[[str], bool]
+# The rules as they are at this moment: taken once for a list of rows, not once a row (a search
+# holds dozens; each taking would stat Obsidian's settings file again).
+RulesNow = Callable[[], KeptOut]
 
 
 def nothing_kept_out(path: str) -> bool:
@@ -22,9 +25,14 @@ def nothing_kept_out(path: str) -> bool:
     return False
 
 
+def no_rules() -> KeptOut:
+    return nothing_kept_out
+
+
 class CurrentExclusions:
-    """`keeps_out(path)`: whether a rule as it is now keeps the note out. Obsidian's Excluded files
-    are parsed anew when `.obsidian/app.json` changes (a stat per call, not a parse)."""
+    """`now()`: the rules as they are now, a test of a path; `keeps_out(path)`: whether they keep the
+    note out. Obsidian's Excluded files are parsed anew when `.obsidian/app.json` changes (a stat per
+    call, not a parse)."""
 
     def __init__(self, vault: Vault, options: IndexOptions) -> None:
         self.vault = vault
@@ -33,8 +41,13 @@ class CurrentExclusions:
         self._read: tuple[int, int] | None = None
 
     def keeps_out(self, path: str) -> bool:
+        return self.now()(path)
+
+    def now(self) -> KeptOut:
         excluder = self._current()
-        return excluder.active and excluder.rule_for(path) is not None
+        if not excluder.active:
+            return nothing_kept_out
+        return lambda path: excluder.rule_for(path) is not None
 
     def _current(self) -> Excluder:
         stamp = self._app_settings_stamp()

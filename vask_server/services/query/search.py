@@ -58,7 +58,7 @@ from vask_server.errors import (
 )
 from vask_server.services.query.calibrator import Calibrator
 from vask_server.services.query.connections import find_connections
-from vask_server.services.query.exclusions import KeptOut, nothing_kept_out
+from vask_server.services.query.exclusions import KeptOut, RulesNow, no_rules
 from vask_server.services.query.graph import LinkGraphs
 from vask_server.services.query.ranking import Ranking, RetrievalConfig
 
@@ -114,7 +114,7 @@ class Searcher:
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
         # Whether a rule as it is now keeps a note out (services/query/exclusions.py): its rows are dropped
-        self.kept_out: KeptOut = nothing_kept_out
+        self.exclusions: RulesNow = no_rules  # the rules as they are now (services/query/exclusions.py)
 
     def active(self) -> IndexRecord:
         """The index searches read (`IndexMeta.searched`)."""
@@ -228,7 +228,7 @@ class Searcher:
             top_k=asked.top_k,
             filters=understood.filters,
             question_vector=vector,
-            kept_out=self.kept_out,
+            kept_out=self.exclusions(),
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index)
@@ -291,11 +291,11 @@ class Searcher:
             words = keyword_text(query, index.keyword_terms)
             if not index.complete:
                 rows = await self._first_sync_keyword_rows(index, words, limit, where)
-                return [row for row in rows if not self.kept_out(row["path"])], None
+                return _kept(rows, self.exclusions()), None
             rows = await self.store.tables(index).text_search(words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
-        return [row for row in rows if not self.kept_out(row["path"])], None
+        return _kept(rows, self.exclusions()), None
 
     async def _names_unheld(
         self, index: IndexRecord, question: str, where: str | None, candidates: Sequence[str]
@@ -431,7 +431,7 @@ class Searcher:
                 notice = f"{broken.message}. Showing matches by meaning only. {broken.hint}"
         else:
             vector_rows = await vector_search
-        vector_rows = [row for row in vector_rows if not self.kept_out(row["path"])]
+        vector_rows = _kept(vector_rows, self.exclusions())
         embedded_rows = [row for row in text_rows if "vector" in row]  # (a first sync's not yet embedded have none)
         text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in embedded_rows]
         for row, row_vector in zip(embedded_rows, text_vectors, strict=True):
@@ -606,3 +606,8 @@ def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:
     best match of sample_vault queries scores 5 to 14)."""
     best = max((float(row["score"]) for row in rows), default=0.0)
     return [row_to_hit(row, float(row["score"]) / best if best > 0 else 0.0) for row in rows]
+
+
+def _kept(rows: list[dict[str, Any]], kept_out: KeptOut) -> list[dict[str, Any]]:
+    """The rows no rule keeps out, tested against the rules as they were taken for this list."""
+    return [row for row in rows if not kept_out(row["path"])]
