@@ -471,3 +471,30 @@ def test_the_memory_estimate_fits_every_measured_restart_of_the_benchmarks():
         measured = size["restart"]["idle_rss_mib"]
         estimate = serve_idle_mib(size["query"]["chunks"], size["dimension"])
         assert abs(estimate - measured) <= 0.05 * measured, (size["dimension"], size["query"]["chunks"], estimate)
+
+
+async def test_a_large_sync_holds_no_scan_of_the_vault_while_it_builds_the_vector_index(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """The vector index build is the peak of a large first sync: every note's entry of the vault's scan
+    (100,000 at a large vault) is let go before it, not held until the sync returns."""
+    import gc
+
+    from vask_server.adapters.tables import IndexTables
+    from vask_server.adapters.vault import VaultScan
+
+    monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
+    monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
+    vault = _many_notes(tmp_path / "vault", 100)
+    build = IndexTables.index_vectors_now
+    scans_alive: list[int] = []
+
+    async def counted(self: IndexTables, plan: ann_module.AnnPlan) -> None:
+        gc.collect()
+        scans_alive.append(sum(isinstance(o, VaultScan) for o in gc.get_objects()))
+        await build(self, plan)
+
+    monkeypatch.setattr(IndexTables, "index_vectors_now", counted)
+    async with open_services(settings_for(vault)) as services:
+        await services.indexer.sync()
+        assert scans_alive == [0]  # (built once, and with no scan held)

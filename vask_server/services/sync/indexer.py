@@ -191,6 +191,9 @@ class Indexer:
                 return unchanged
         run = await self._start(only, force, terms)
         run.scan = scan or await self._scan(excluder)
+        # (the run holds the scan now, and lets it go before the tables' last steps, the peak of a large
+        # sync: a name here would keep every note's entry alive through the vector index build)
+        del scan
         if run.terms_changed and not run.switching:
             await self._recut(run, stage)
         await self._plan(run)
