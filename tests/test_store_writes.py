@@ -54,7 +54,7 @@ def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     memory_module.set_process_memory_policy()
     assert os.environ["LANCE_DEFAULT_IO_BUFFER_SIZE"] == str(16 * 1024 * 1024) and arenas == [2]
-    assert os.environ["LANCE_SHUFFLE_BATCH_BYTES"] == str(16 * 1024 * 1024)
+    assert os.environ["LANCE_SHUFFLE_BATCH_BYTES"] == str(8 * 1024 * 1024)
     monkeypatch.setenv("LANCE_DEFAULT_IO_BUFFER_SIZE", "999999")
     monkeypatch.setenv("LANCE_SHUFFLE_BATCH_BYTES", "777777")
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")

@@ -80,7 +80,7 @@ def limit_read_ahead() -> None:
 # The vector index build sorts the vectors into partitions in batches of this many bytes, each held
 # several times over while sorted: smaller than Lance's default, the build peaks lower at the same
 # speed and recall (docs/BENCHMARKS.md, "Memory").
-SHUFFLE_BATCH_BYTES = 16 * 1024 * 1024
+SHUFFLE_BATCH_BYTES = 8 * 1024 * 1024
 
 
 def limit_index_build() -> None:
