@@ -250,20 +250,34 @@ def fuse_convex(
     ("what's the 'grey zone'?"): quoting is how a user names an exact term. So does a keyword
     match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
     the embedding model does not know ("Litestream"), whose cosine is noise. Those passages have
-    EXACT_LIFT added, so the score that ranks is the one a hit shows. Every row must carry its
-    cosine ("score" for vector rows, "similarity" for keyword rows)."""
+    EXACT_LIFT added, so the score that ranks is the one a hit shows. Every row carries its
+    cosine ("score" for vector rows, "similarity" for keyword rows), but for a first sync's passages
+    not embedded yet (`keyword_only`), whose cosine is unknown rather than 0: each is presumed as
+    close as the closest keyword match that has one, in the share its BM25 has of the best. (Taken as
+    0, a passage holding the question's very words ranked below loose matches of notes embedded
+    before it.)"""
     ranked = _merge(vector_rows, text_rows, query)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
     keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
     standout = _standout_keyword_match(text_rows)
+    presumed = _presumed_cosine(list(ranked.values()))
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
+        cosine = item.similarity if item.similarity is not None else presumed * keyword
         if item.exact:
             keyword += 1.0
-        item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
+        item.fused = alpha * cosine + (1.0 - alpha) * keyword
         if (item.exact and keyword_style) or item.quoted or key == standout:
             item.fused += EXACT_LIFT
     return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)
+
+
+def _presumed_cosine(ranked: list[Ranked]) -> float:
+    """What a keyword match without a cosine (not embedded yet) is presumed to have at best: the best
+    cosine of the keyword matches that have one, else of any candidate, else 0."""
+    keyword = [r.similarity for r in ranked if r.keyword is not None and r.similarity is not None]
+    known = keyword or [r.similarity for r in ranked if r.similarity is not None]
+    return max(known, default=0.0)
 
 
 def _standout_keyword_match(text_rows: Sequence[dict[str, Any]]) -> str | None:
