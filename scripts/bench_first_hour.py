@@ -44,6 +44,7 @@ from scripts.benchkit import (
     FAST_MODEL,
     ROOT,
     Server,
+    embed_inputs,
     free_port,
     http_json,
     machine,
@@ -160,7 +161,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             probe = ParagraphProbe(server, recent, oldest)
         else:
             probe = TitleProbe(server, recent, oldest)
-        watched = watch(server, probe, args, work)
+        watched = watch(server, probe, args, work, host)
     finally:
         server.stop()
         if embedder is not None:
@@ -248,7 +249,7 @@ class ParagraphProbe(TitleProbe):
         pass  # (every round searched all of them: what the sync's end finds is not a first-hour figure)
 
 
-def watch(server: Server, probe: TitleProbe, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+def watch(server: Server, probe: TitleProbe, args: argparse.Namespace, work: Path, host: str) -> dict[str, Any]:
     """Rounds of the probe's searches, and `/v1/status` between them, until the first sync ends or
     `--timeout`."""
     halfway: dict[str, Any] | None = None
@@ -264,7 +265,7 @@ def watch(server: Server, probe: TitleProbe, args: argparse.Namespace, work: Pat
         except (OSError, urllib.error.URLError):
             time.sleep(0.5)
             continue
-        statuses.append(_status_row(status, elapsed))
+        statuses.append({**_status_row(status, elapsed), "embedded_texts": embed_inputs(host)})
         fraction = _fraction(status)
         if halfway is None and fraction is not None and fraction >= 0.5:
             halfway = {**statuses[-1], "fraction": round(fraction, 3)}
@@ -294,7 +295,7 @@ def _status_row(status: dict[str, Any], elapsed: float) -> dict[str, Any]:
         "pending": status.get("pending"),
         "notes": status.get("notes"),
         "chunks": status.get("chunks"),
-        "searchable": status.get("searchable"),
+        "keyword_only_notes": status.get("keyword_only_notes"),
         "eta_seconds": status.get("eta_seconds", progress.get("eta_seconds")),
         "chunks_done": progress.get("chunks_done"),
         "chunks_total": progress.get("chunks_total"),
@@ -384,8 +385,8 @@ def _print_statuses(statuses: list[dict[str, Any]]) -> None:
             last = row["t"]
             print(
                 f"  status at {row['t']:>6} s: notes {row['notes']}, chunks {row['chunks']}, "
-                f"searchable {row['searchable']}, done {row['done']}/{row['total']}, pending {row['pending']}, "
-                f"eta {row['eta_seconds']}"
+                f"keyword only {row['keyword_only_notes']}, done {row['done']}/{row['total']}, "
+                f"pending {row['pending']}, eta {row['eta_seconds']}, texts embedded {row['embedded_texts']}"
             )
 
 

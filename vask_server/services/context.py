@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
 from vask_server.core.model_languages import language_advice
+from vask_server.errors import NotIndexed
 from vask_server.services.options import index_options
 from vask_server.services.proposals import ProposalService
 from vask_server.services.query.qa import QAService
@@ -153,16 +155,22 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
     before a search meets it."""
     meta = services.store.read_meta()
     active = meta.active
-    notes = chunks = 0
-    dimension = active.dimension if active else 0
+    # What searches read: during a first sync, the index it is building (its notes embedded so far)
+    searched = active or meta.building
+    notes = chunks = keyword_only = 0
+    dimension = searched.dimension if searched else 0
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
-    if active:
-        tables = services.store.tables(active)
-        if check:
+    others: dict[str, tuple[str, str]] = {}
+    if searched:
+        tables = services.store.tables(searched)
+        if check and active:  # (not mid-way through a first sync: it would build the keyword index)
             await tables.check_keyword_search()
-        notes, others = await tables.note_statuses()
-        chunks = await tables.count_chunks()
+        with contextlib.suppress(NotIndexed):  # (a reader, before the first sync has written anything)
+            notes, others = await tables.note_statuses()
+            chunks = await tables.count_chunks()
+            if active is None:  # the notes found by keyword until they are embedded (keyword_first.py)
+                keyword_only = max(0, await tables.text_notes() - notes)
         for path, (status, reason) in others.items():
             if status == "skipped":
                 skipped.append({"path": path, "reason": reason})
@@ -178,6 +186,8 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         "index_dir": str(services.index_dir),
         "notes": notes,
         "chunks": chunks,
+        # a first sync's notes not embedded yet that searches find by keyword meanwhile
+        "keyword_only_notes": keyword_only,
         # the index folder's bytes (all tables and versions), and as many per 10,000 notes at this rate
         "disk_bytes": on_disk,
         "disk_bytes_per_10000_notes": None if on_disk is None else per_notes(on_disk, notes),

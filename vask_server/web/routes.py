@@ -212,6 +212,7 @@ async def status(request: web.Request) -> web.Response:
             "eta_seconds": snapshot["eta_seconds"],
             "notes": detail["notes"],
             "chunks": detail["chunks"],
+            "keyword_only_notes": detail["keyword_only_notes"],
             "disk_bytes": detail["disk_bytes"],
             "disk_bytes_per_10000_notes": detail["disk_bytes_per_10000_notes"],
             "pending": live.pending,

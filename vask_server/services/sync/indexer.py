@@ -344,21 +344,10 @@ class Indexer:
             progress(0, run.total)
         keyword_first = run.first and run.only is None and run.large
         keyword_task: asyncio.Task[None] | None = None
-        # A keyword table an earlier run of this first sync finished: kept, brought in step with the
-        # vault before anything waits (a pause, the model), rather than written again after a batch.
-        kept_table = run.first and run.only is None and tables.text_ready()
-        if kept_table:
-            await refresh_keyword_table(
-                tables,
-                self.reader,
-                run.on_disk,
-                run.resolver,
-                recut=run.text_recut,
-                notes_per_batch=_NOTES_PER_BATCH,
-                rows_per_write=_ROWS_PER_WRITE,
-            )
+        kept_table = await self._keep_keyword_table(run)
         prepare = functools.partial(self._prepare_ahead, run.on_disk, run.manifest, run.resolver, run.keep)
-        batch = queue.take(FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
+        size = FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH
+        batch = queue.take(size)
         upcoming = prepare(batch)
         pending = Pending()
         try:
@@ -371,10 +360,12 @@ class Indexer:
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
                 await self._embed_batch(tables, prepared, report, present, pending)
-                following = queue.take(_NOTES_PER_BATCH)
+                # A first sync's batches grow from the first, each written at once: the newest notes,
+                # searchable by meaning in the first seconds rather than after a whole batch.
+                growing, size = size < _NOTES_PER_BATCH, min(2 * size, _NOTES_PER_BATCH)
+                following = queue.take(size)
                 upcoming = prepare(following)
-                # (the first batch at once: the newest notes, searchable in the first seconds)
-                if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or done == 0:
+                if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or growing:
                     await self._write_pending(tables, pending, present)
                     pending = Pending()
                 done += len(batch)
@@ -403,6 +394,22 @@ class Indexer:
                 upcoming.cancel()
             if keyword_task is not None and not keyword_task.done():
                 keyword_task.cancel()
+
+    async def _keep_keyword_table(self, run: _Run) -> bool:
+        """A keyword table an earlier run of this first sync finished: kept, brought in step with the
+        vault before anything waits (a pause, the model), rather than written again after a batch."""
+        if not (run.first and run.only is None and run.tables.text_ready()):
+            return False
+        await refresh_keyword_table(
+            run.tables,
+            self.reader,
+            run.on_disk,
+            run.resolver,
+            recut=run.text_recut,
+            notes_per_batch=_NOTES_PER_BATCH,
+            rows_per_write=_ROWS_PER_WRITE,
+        )
+        return True
 
     async def _redo_linkers(self, run: _Run) -> None:
         """The notes linking to notes that opted out in their frontmatter (found only by reading
