@@ -10,7 +10,8 @@ hand-written. tests/test_render_docs.py holds the checked-in docs to what this r
 What is generated:
 - docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes`
   (docs/bench/sizes.json, through `scripts.bench_sizes.sizes_table`), `bench-first-hour`
-  (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
+  (docs/bench/first-hour-before/after.json), `bench-first-hour-paragraph`
+  (docs/bench/first-hour-paragraph-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
   (docs/eval/time.json), `eval-connections` (docs/eval/connections-*.json and their first runs), `eval-named`
@@ -229,7 +230,7 @@ def bench_first_hour() -> str:
         return f"{half['eta_seconds']} s told, {half['actual_rest_s']} s taken (ratio {half['ratio']})"
 
     rows = [
-        ["the 20 newest notes found by meaning", found(before), found(after), "within 60 s"],
+        ["the 20 newest notes found by their title, by meaning", found(before), found(after), "within 60 s"],
         [
             "a word only the oldest note holds",
             f"{before['rare_word_found_s']} s",
@@ -246,11 +247,66 @@ def bench_first_hour() -> str:
     )
     header = [
         "seconds from the server's start",
-        f"before (`{before['machine']['commit'].split()[0]}`"
-        + (" with uncommitted changes" if "uncommitted" in before["machine"]["commit"] else "")
-        + ": path order, keyword index at the end)",
-        f"now (`{after['machine']['commit']}`)",
+        f"before (`{before['machine']['commit'].split()[0]}` with this probe)",
+        f"now (`{after['machine']['commit'].split()[0]}`)",
         "aimed at",
+    ]
+    return intro + table(header, rows)
+
+
+def bench_first_hour_paragraph() -> str:
+    """Two runs before and after, each column one run: a paragraph of each newest note every 8 s."""
+    runs = {
+        side: [load(BENCH / f"first-hour-paragraph-{side}-{n}.json") for n in (1, 2)] for side in ("before", "after")
+    }
+
+    def both(side: str, what: Callable[[dict[str, Any]], str]) -> str:
+        return "; ".join(what(r) for r in runs[side])
+
+    def found(r: dict[str, Any]) -> str:
+        when = f"all by {r['recent_all_found_s']} s" if r["recent_all_found_s"] is not None else "not all"
+        return f"{r['recent_found']} of 20, {when} (median {r['recent_median_s']} s)"
+
+    def status_at_end(r: dict[str, Any]) -> str:
+        last = r["statuses"][-1]
+        keyword = last.get("keyword_only_notes")
+        also = f", {keyword:,} by keyword only" if keyword is not None else ""
+        return f"notes {last['notes']:,}, chunks {last['chunks']:,}{also} (done {last['done']:,})"
+
+    rows = [
+        ["the 20 newest notes found by a paragraph of their own", both("before", found), both("after", found)],
+        [
+            "... of them found within 60 s",
+            both("before", lambda r: str(r["found_by_60_s"])),
+            both("after", lambda r: str(r["found_by_60_s"])),
+        ],
+        [
+            "a word only an old note holds",
+            both("before", lambda r: f"{r['rare_word_found_s']} s"),
+            both("after", lambda r: f"{r['rare_word_found_s']} s"),
+        ],
+        [
+            "a search during the sync (median, longest)",
+            both("before", lambda r: f"{r['search_s']['median']}, {r['search_s']['max']} s"),
+            both("after", lambda r: f"{r['search_s']['median']}, {r['search_s']['max']} s"),
+        ],
+        [
+            "rounds of 21 searches in 150 s",
+            both("before", lambda r: str(len(r["rounds"]))),
+            both("after", lambda r: str(len(r["rounds"]))),
+        ],
+        ["`/v1/status` at the end", both("before", status_at_end), both("after", status_at_end)],
+    ]
+    after = runs["after"][0]
+    intro = made_by(
+        "uv run python -m scripts.bench_first_hour --probe paragraph --timeout 150",
+        f"`{after['model']}`",
+        "[bench/first-hour-paragraph-before-1.json, …-after-2.json](bench/)",
+    )
+    header = [
+        "after 150 s (two runs each)",
+        f"before (`{runs['before'][0]['machine']['commit'].split()[0]}` with this probe)",
+        f"now (`{after['machine']['commit'].split()[0]}`)",
     ]
     return intro + table(header, rows)
 
@@ -665,6 +721,7 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
         "bench-sizes": bench_sizes,
         "bench-sizes-1024": bench_sizes_1024,
         "bench-first-hour": bench_first_hour,
+        "bench-first-hour-paragraph": bench_first_hour_paragraph,
         "bench-related": bench_related,
         "bench-overhead": bench_overhead,
     },
