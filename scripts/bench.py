@@ -36,6 +36,7 @@ from scripts.benchkit import (
     DEFAULT_HOST,
     DIMENSIONS,
     FAST_MODEL,
+    LAUNCHERS,
     LOCAL_HASH,
     REAL_MODEL,
     check_bench_dir,
@@ -107,7 +108,14 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         )
         # 3. restart with nothing changed
         steps["restart"] = run_restart(
-            ns(vault=vaults["large"], index_dir=work / "index-large", model=FAST_MODEL, runs=plan.restarts, searches=50)
+            ns(
+                vault=vaults["large"],
+                index_dir=work / "index-large",
+                model=FAST_MODEL,
+                runs=plan.restarts,
+                short=30,
+                long=20,
+            )
         )
         # 4. query latency at both sizes
         for size in ("small", "large"):
@@ -279,11 +287,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(p, REAL_MODEL)
 
-    p = sub.add_parser("restart", help="restart vask serve with nothing changed: time to ready, embeddings")
+    p = sub.add_parser(
+        "restart", help="restart vask serve with nothing changed: spawn → vault confirmed current, memory, searches"
+    )
     p.add_argument("--vault", type=Path, required=True)
     p.add_argument("--index-dir", type=Path, required=True)
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--searches", type=int, default=50, help="searches before the second RSS reading")
+    p.add_argument("--short", type=int, default=120, help="4-word questions searched, the first right after ready")
+    p.add_argument("--long", type=int, default=60, help="pasted paragraphs searched after them")
+    p.add_argument(
+        "--launcher",
+        choices=LAUNCHERS,
+        default="uv",
+        help="how serve is started: `uv run vask serve` (as a person does), or the checkout's Python directly",
+    )
+    p.add_argument(
+        "--checkout", type=Path, default=None, help="the checkout whose serve is started (default: this one)"
+    )
+    p.add_argument("--poll", type=float, default=0.1, help="seconds between /v1/health polls")
+    p.add_argument(
+        "--first-start",
+        action="store_true",
+        help="each start as the first after `vask index`: the search calibration the last one kept is removed",
+    )
     common(p)
 
     p = sub.add_parser("query", help="/v1/search server-side latency (query embedding excluded)")

@@ -7,13 +7,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from scripts.benchkit import (
+    ROOT,
     Server,
     claim_bench_dir,
+    cpu_seconds,
     disk_bytes,
     embed_inputs,
     free_port,
@@ -24,6 +27,9 @@ from scripts.benchkit import (
     settled_rss,
     start_server,
     summary_ms,
+    timed_search,
+    vault_questions,
+    wait_current,
     wait_ready,
     wait_ready_sampling,
     write_json,
@@ -31,66 +37,125 @@ from scripts.benchkit import (
 
 
 def run_restart(args: argparse.Namespace) -> dict[str, Any]:
-    """Restart with nothing changed: spawn → ready, and how many texts were embedded meanwhile."""
+    """Restart with nothing changed, as a person meets it: from the spawn of `vask serve` (through `uv
+    run` unless `--launcher python`) until `/v1/health` says the vault is confirmed current, beside
+    until the port answers; how many texts were embedded meanwhile; the first search right after;
+    RSS 5 s after ready and after the searches; short (four words, as typed) and long (a pasted
+    paragraph) hybrid searches as their client waits for them."""
+    checkout: Path = getattr(args, "checkout", None) or ROOT
+    launcher: str = getattr(args, "launcher", "python")
+    short_n, long_n = getattr(args, "short", 0), getattr(args, "long", 0)
+    shorts, longs = vault_questions(args.vault, max(1, short_n), long_n, seed=args.seed)
     runs = []
     for n in range(args.runs):
-        before = embed_inputs(args.ollama_host)
-        server = start_server(args.vault, args.index_dir, args.ollama_host, args.model, free_port())
-        try:
-            listening, ready = wait_ready(server, timeout=120)
-            after = embed_inputs(args.ollama_host)
-            first = time.monotonic()
-            hits = http_json(server.base + "/v1/search", {"query": "project plan review", "top_k": 3}, server.token)
-            search_s = time.monotonic() - first
-            idle, searched = rss_at_rest_and_after_searching(server, args.searches)
-            status = server.status()
-        finally:
-            server.stop()
-        runs.append(
-            {
-                "listening_s": round(listening, 3),
-                "ready_s": round(ready, 3),
-                "first_search_s": round(search_s, 3),
-                "embeddings": None if before is None or after is None else after - before,
-                "notes": status["notes"],
-                "chunks": status["chunks"],
-                "hits": len(hits["hits"]),
-                "idle_rss_mib": round(idle / 2**20),
-                "rss_after_searches_mib": round(searched / 2**20),
-            }
-        )
+        one = _restart_once(args, checkout, launcher, shorts[:short_n] or shorts[:1], longs)
+        runs.append(one)
         print(
-            f"run {n + 1}: listening {listening:.2f} s, ready {ready:.2f} s, "
-            f"embeddings {runs[-1]['embeddings']}, first search {search_s * 1000:.0f} ms, "
-            f"idle {runs[-1]['idle_rss_mib']} MiB, "
-            f"after {args.searches} searches {runs[-1]['rss_after_searches_mib']} MiB"
+            f"run {n + 1}: listening {one['listening_s']:.2f} s, ready {one['ready_s']:.2f} s "
+            f"(CPU {one['cpu_at_ready_s']:.2f} s), "
+            f"embeddings {one['embeddings']}, first search {one['first_search_ms']:.0f} ms, "
+            f"idle {one['idle_rss_mib']} MiB, after {one['searches']} searches {one['rss_after_searches_mib']} MiB"
+            + (f", short p50 {one['short']['median_ms']:.1f} ms" if one.get("short") else "")
+            + (f", long p50 {one['long']['median_ms']:.1f} ms" if one.get("long") else "")
         )
-    record = {
+
+    def median(key: str) -> float:
+        return round(statistics.median(r[key] for r in runs), 3)
+
+    record: dict[str, Any] = {
         "vault": args.vault.name,
         "model": args.model,
+        "launcher": launcher,
+        "checkout_commit": _commit(checkout),
         "runs": runs,
-        "ready_median_s": round(statistics.median(r["ready_s"] for r in runs), 3),
+        "ready_median_s": median("ready_s"),
         "ready_max_s": round(max(r["ready_s"] for r in runs), 3),
-        "listening_median_s": round(statistics.median(r["listening_s"] for r in runs), 3),
-        "first_search_median_s": round(statistics.median(r["first_search_s"] for r in runs), 3),
+        "listening_median_s": median("listening_s"),
+        "cpu_at_ready_median_s": median("cpu_at_ready_s"),
+        "first_search_median_s": round(median("first_search_ms") / 1000, 3),
         "embeddings_max": max((r["embeddings"] or 0) for r in runs),
         "idle_rss_mib": statistics.median(r["idle_rss_mib"] for r in runs),
-        "searches": args.searches,
+        "searches": runs[0]["searches"],
         "rss_after_searches_mib": statistics.median(r["rss_after_searches_mib"] for r in runs),
     }
+    for kind in ("short", "long"):
+        if runs[0].get(kind):
+            record[f"{kind}_median_ms"] = round(statistics.median(r[kind]["median_ms"] for r in runs), 2)
+            record[f"{kind}_p95_ms"] = round(statistics.median(r[kind]["p95_ms"] for r in runs), 2)
+    rows = [
+        (
+            "ready: vault confirmed current (median, max)",
+            f"{record['ready_median_s']:.2f} s, {record['ready_max_s']:.2f} s",
+        ),
+        ("listening (median)", f"{record['listening_median_s']:.2f} s"),
+        ("serve's CPU time until ready (median)", f"{record['cpu_at_ready_median_s']:.2f} s"),
+        ("first search after ready", f"{record['first_search_median_s'] * 1000:.0f} ms"),
+        ("embeddings made", str(record["embeddings_max"])),
+        ("RSS 5 s after ready (median)", f"{record['idle_rss_mib']:.0f} MiB"),
+        (f"RSS after {record['searches']} searches (median)", f"{record['rss_after_searches_mib']:.0f} MiB"),
+    ]
+    for kind, words in (("short", "4-word questions"), ("long", "pasted paragraphs")):
+        if f"{kind}_median_ms" in record:
+            rows.append(
+                (
+                    f"hybrid search, {words}: p50, p95",
+                    f"{record[f'{kind}_median_ms']:.1f} ms, {record[f'{kind}_p95_ms']:.1f} ms",
+                )
+            )
     print_table(
-        f"restart with nothing changed ({runs[0]['notes']} notes, {runs[0]['chunks']} chunks)",
-        [
-            ("ready (median, max)", f"{record['ready_median_s']:.2f} s, {record['ready_max_s']:.2f} s"),
-            ("listening (median)", f"{record['listening_median_s']:.2f} s"),
-            ("first search after ready", f"{record['first_search_median_s'] * 1000:.0f} ms"),
-            ("embeddings made", str(record["embeddings_max"])),
-            ("idle RSS (median)", f"{record['idle_rss_mib']:.0f} MiB"),
-            (f"RSS after {args.searches} searches (median)", f"{record['rss_after_searches_mib']:.0f} MiB"),
-        ],
+        f"restart with nothing changed ({runs[0]['notes']} notes, {runs[0]['chunks']} chunks, {launcher})", rows
     )
     write_json(args.json, record)
     return record
+
+
+def _restart_once(
+    args: argparse.Namespace, checkout: Path, launcher: str, shorts: list[str], longs: list[str]
+) -> dict[str, Any]:
+    if getattr(args, "first_start", False):
+        from vask_server.adapters.calibration import CALIBRATION_FILE
+
+        # As the first start after `vask index`, which measures no search calibration: the one the
+        # previous start measured and kept goes.
+        (args.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+    before = embed_inputs(args.ollama_host)
+    server = start_server(
+        args.vault, args.index_dir, args.ollama_host, args.model, free_port(), checkout=checkout, launcher=launcher
+    )
+    try:
+        listening, ready = wait_current(server, poll=getattr(args, "poll", 0.1))
+        ready_at = time.monotonic()
+        cpu_at_ready = cpu_seconds(server.pid)
+        after = embed_inputs(args.ollama_host)
+        first = timed_search(server, shorts[0])
+        time.sleep(max(0.0, ready_at + 5.0 - time.monotonic()))
+        idle = proc_status(server.pid).get("VmRSS", 0)
+        short = [timed_search(server, q) for q in shorts[1:]] if len(shorts) > 1 else []
+        long = [timed_search(server, q) for q in longs]
+        time.sleep(6)  # serve hands freed memory back once searches pause for 5 s (ReleaseWhenQuiet)
+        searched = settled_rss(server.pid)
+        status = server.status()
+    finally:
+        server.stop()
+    return {
+        "listening_s": round(listening, 3),
+        "ready_s": round(ready, 3),
+        "cpu_at_ready_s": cpu_at_ready,
+        "first_search_ms": round(first * 1000, 1),
+        "embeddings": None if before is None or after is None else after - before,
+        "notes": status["notes"],
+        "chunks": status["chunks"],
+        "idle_rss_mib": round(idle / 2**20),
+        "searches": 1 + len(short) + len(long),
+        "rss_after_searches_mib": round(searched / 2**20),
+        **({"short": summary_ms(short)} if short else {}),
+        **({"long": summary_ms(long)} if long else {}),
+    }
+
+
+def _commit(checkout: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    return out.stdout.strip()
 
 
 def rss_at_rest_and_after_searching(server: Server, searches: int) -> tuple[int, int]:

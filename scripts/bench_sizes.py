@@ -72,7 +72,9 @@ def _one_size(
         base = {"ollama_host": args.ollama_host, "json": None, "seed": args.seed, "work": work}
         return argparse.Namespace(**{**base, **kw})
 
-    one["restart"] = run_restart(ns(vault=vault, index_dir=index_dir, model=model, runs=args.restarts, searches=50))
+    one["restart"] = run_restart(
+        ns(vault=vault, index_dir=index_dir, model=model, runs=args.restarts, short=30, long=20)
+    )
     one["query"] = run_query(ns(vault=vault, index_dir=index_dir, model=model, queries=args.queries, mode="hybrid"))
     if args.later_sync:
         one["later_sync"] = run_later_sync(

@@ -15,6 +15,7 @@ import platform
 import random
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -73,6 +74,16 @@ def proc_status(pid: int | str = "self") -> dict[str, int]:
             if key in ("VmRSS", "VmHWM"):
                 out[key] = int(value.split()[0]) * 1024
     return out
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds a process has used so far (None when it is gone): on a shared
+    machine, steadier than its wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def disk_bytes(path: Path) -> int:
@@ -343,10 +354,22 @@ class Server:
     token: str
     started: float  # monotonic time of the spawn
 
+    @property
+    def pid(self) -> int:
+        """The `vask serve` process itself: under `uv run`, uv's child (uv waits for it)."""
+        return vask_pid(self.process.pid) or self.process.pid
+
     def status(self) -> Any:
         return http_json(self.base + "/v1/status", token=self.token, timeout=10)
 
+    def health(self) -> Any:
+        return http_json(self.base + "/v1/health", token=self.token, timeout=10)
+
     def stop(self) -> None:
+        child = vask_pid(self.process.pid)
+        if child is not None:  # (uv passes a terminate on too; asked directly, it cannot be missed)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
         self.process.terminate()
         try:
             self.process.wait(15)
@@ -355,19 +378,79 @@ class Server:
             self.process.wait(5)
 
 
+def vask_pid(pid: int) -> int | None:
+    """The process under `pid` (itself or a descendant) running `vask_server` or the `vask` script;
+    None when there is none (yet)."""
+    seen = [pid]
+    while seen:
+        current = seen.pop(0)
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{current}/cmdline").read_bytes().split(b"\0")
+            if any(b"vask_server" in arg or arg.endswith(b"/vask") for arg in argv[:3]):
+                return current
+        for task in Path(f"/proc/{current}/task").glob("*"):  # (uv starts its child from another thread)
+            with contextlib.suppress(OSError):
+                seen += [int(c) for c in (task / "children").read_text().split()]
+    return None
+
+
+LAUNCHERS = ("uv", "python")  # `uv run vask serve` in the checkout, or its interpreter run directly
+
+
 def start_server(
-    vault: Path, index_dir: Path, host: str, model: str, port: int, log: Path | None = None, **extra_env: str
+    vault: Path,
+    index_dir: Path,
+    host: str,
+    model: str,
+    port: int,
+    log: Path | None = None,
+    *,
+    checkout: Path = ROOT,
+    launcher: str = "python",
+    **extra_env: str,
 ) -> Server:
+    """`vask serve` of `checkout` (this one unless told: another lets the same benchmark time the code
+    before a change), started as a person would (`uv`: `uv run vask serve` in it) or its interpreter
+    directly (`python`)."""
     from vask_server.adapters.token import ensure_token
 
     claim_bench_dir(index_dir)  # the server syncs --vault into it
     token = ensure_token(index_dir)
     env = vask_env(index_dir, host, model, **extra_env)
-    command = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--port", str(port)]
+    serve = ["serve", "--vault", str(vault), "--port", str(port)]
+    if launcher == "uv":
+        uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+        command = [uv, "run", "vask", *serve]
+    else:
+        python = checkout / ".venv" / "bin" / "python"
+        command = [str(python) if python.exists() else sys.executable, "-m", "vask_server.cli", *serve]
     output = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (closed with the process)
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(command, cwd=checkout, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
     return Server(process, f"http://127.0.0.1:{port}", token, started)
+
+
+def wait_current(server: Server, *, poll: float = 0.05, timeout: float = 600.0) -> tuple[float, float]:
+    """Seconds from the spawn until the port answers, and until `/v1/health` says the vault is
+    confirmed current: an index, nothing pending (what a client that starts the server waits for)."""
+    listening: float | None = None
+    while True:
+        now = time.monotonic()
+        if now - server.started > timeout:
+            raise SystemExit(f"vask serve not current after {timeout} s")
+        if server.process.poll() is not None:
+            raise SystemExit(f"vask serve exited with {server.process.returncode}")
+        try:
+            health = server.health()
+        except (OSError, urllib.error.URLError):
+            time.sleep(poll)
+            continue
+        if listening is None:
+            listening = now - server.started
+        index = health.get("index", {})
+        if index.get("pending") == 0 and index.get("model"):
+            return listening, time.monotonic() - server.started
+        time.sleep(poll)
 
 
 def wait_ready(server: Server, timeout: float = 1800.0, poll: float = 0.02) -> tuple[float, float]:
@@ -439,3 +522,39 @@ def make_queries(n: int, seed: int = 11) -> list[str]:
         else:
             out.append(" ".join(words))
     return out
+
+
+_PROSE_WORD = re.compile(r"[a-z]{4,}")
+
+
+def vault_questions(vault: Path, short: int, long: int, seed: int = 5) -> tuple[list[str], list[str]]:
+    """Questions of this vault as people ask them: `short` of four words as typed into a search box
+    (words of one note, lower case, no punctuation), and `long` passages pasted in (a paragraph of
+    a note, 40 to 120 words). Deterministic for the vault and the seed."""
+    from scripts.synth_vault import _COMMON
+
+    common = set(_COMMON)
+    rng = random.Random(seed)
+    notes = sorted(p for p in vault.rglob("*.md") if ".obsidian" not in p.parts)
+    shorts: list[str] = []
+    longs: list[str] = []
+    while len(shorts) < short or len(longs) < long:
+        text = rng.choice(notes).read_text("utf-8", errors="replace")
+        paragraphs = [p for p in text.split("\n\n") if p[:1].isalpha() and len(p.split()) >= 40]
+        if len(shorts) < short:
+            words = sorted({w for w in _PROSE_WORD.findall(text.lower()) if w not in common})
+            if len(words) >= 4:
+                shorts.append(" ".join(rng.sample(words, 4)))
+        if len(longs) < long and paragraphs:
+            longs.append(" ".join(rng.choice(paragraphs).split()[:120]))
+    return shorts, longs
+
+
+def timed_search(server: Server, query: str, mode: str = "hybrid") -> float:
+    """Seconds a `/v1/search` takes as its client waits for it (the question's embedding included)."""
+    started = time.perf_counter()
+    answer = http_json(server.base + "/v1/search", {"query": query, "mode": mode}, server.token)
+    elapsed = time.perf_counter() - started
+    if "hits" not in answer:
+        raise SystemExit(f"/v1/search answered {answer}")
+    return elapsed

@@ -175,3 +175,32 @@ def test_a_vault_with_topics_clusters_and_the_default_vault_is_unchanged(tmp_pat
         return float(cosines.max(axis=1).mean())
 
     assert nearest("topics") > nearest("plain") + 0.1
+
+
+def test_restart_times_ready_by_health_and_searches_short_and_long_questions(tmp_path, fake_ollama):
+    """`restart` as a person meets it: ready is when /v1/health says nothing is pending (after the
+    port answered), RSS is read from the vask process, and the short and long questions are asked."""
+    from scripts.synth_vault import generate
+
+    vault, index_dir, out = tmp_path / "vault", tmp_path / "index", tmp_path / "restart.json"
+    generate(vault, 20, seed=3)
+    model = ["--ollama-host", fake_ollama.url, "--model", "fake-embed"]
+    bench.main(["index", "--vault", str(vault), "--index-dir", str(index_dir), *model])
+    common = ["--vault", str(vault), "--index-dir", str(index_dir), "--json", str(out), "--work", str(tmp_path)]
+    bench.main(["restart", *common, *model, "--launcher", "python", "--runs", "1", "--short", "4", "--long", "2"])
+    record = json.loads(out.read_text())
+    run = record["runs"][0]
+    assert 0 < run["listening_s"] <= run["ready_s"]
+    assert run["searches"] == 6 and run["short"]["n"] == 3 and run["long"]["n"] == 2  # (the first short one alone)
+    assert run["notes"] == 20 and run["idle_rss_mib"] > 20  # the vask process's own, not uv's or a shell's
+    assert record["launcher"] == "python" and record["checkout_commit"]
+
+
+def test_questions_of_a_vault_are_four_words_as_typed_and_paragraphs_as_pasted(tmp_path):
+    from scripts.synth_vault import generate
+
+    generate(tmp_path / "vault", 30, seed=3)
+    shorts, longs = benchkit.vault_questions(tmp_path / "vault", 10, 5)
+    assert (shorts, longs) == benchkit.vault_questions(tmp_path / "vault", 10, 5)  # the same for the same seed
+    assert len(shorts) == 10 and all(len(q.split()) == 4 and q == q.lower() and q.isascii() for q in shorts)
+    assert len(longs) == 5 and all(40 <= len(p.split()) <= 120 for p in longs)

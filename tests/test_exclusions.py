@@ -4,15 +4,20 @@ Excluded files (read anew while the server runs) and the note's own frontmatter.
 
 import asyncio
 import json
+import os
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from tests.web_helpers import running_app
+from vask_server.adapters.vault import Vault
+from vask_server.core.plan import IndexOptions
 from vask_server.core.question import Question
 from vask_server.errors import ScopeNotFound
 from vask_server.services.context import index_status, open_services
+from vask_server.services.query.exclusions import CurrentExclusions
 
 MARKERS = {
     "Private/Therapy.md": "zqxtherapyword",
@@ -128,6 +133,35 @@ async def test_obsidians_excluded_files_change_takes_effect_while_serving(fake_o
         assert status["excluded"] == {"Obsidian excluded files Private/": 1, "frontmatter vask: exclude": 1}
 
 
+async def test_a_rule_added_while_the_server_was_stopped_holds_before_the_sync_reaches_it(
+    fake_ollama, vault, settings_for
+):
+    """Indexing paused (kept over a restart), VASK_EXCLUDE given a new pattern, the server started again:
+    its sync waits, the index still holds the notes, and yet no search, answer, connection question or
+    related-notes list shows them, cites them or reads them as a seed."""
+    _write_private_notes(vault)
+    settings = settings_for(vault)
+    async with running_app(settings) as api:
+        found = await api.search("zqxtherapyword", top_k=5, min_similarity=0.0)
+        assert "Private/Therapy.md" in {h["path"] for h in found["hits"]}  # (held, and found, before the rule)
+        assert (await api.post("/v1/index/pause")).status == 200
+    kept_out = {"Private/Therapy.md", "Journal/Salary talk.md"}
+    async with running_app(replace(settings, exclude=("Private/**", "Journal/**")), wait=False) as api:
+        status = await (await api.get("/v1/status")).json()
+        assert status["paused"] is True and status["notes"] >= len(MARKERS)  # (still in the index)
+        for words in ("zqxtherapyword", "zqxsalaryword", "Only for me: how I felt about it"):
+            found = await api.search(words, top_k=10, min_similarity=0.0)
+            assert not {h["path"] for h in found["hits"]} & kept_out, words
+        events = await api.ask_events({"question": "what did I write about zqxtherapyword, and how I felt?"})
+        assert not {s["path"] for e in events for s in e.get("sources", [])} & kept_out
+        related = await (await api.get("/v1/related?path=Links%20to%20private.md")).json()
+        assert not {r["path"] for r in related["related"]} & kept_out
+        connected = await api.search("what connects to [[Links to private]]?", top_k=10, min_similarity=0.0)
+        assert not {h["path"] for h in connected["hits"]} & kept_out
+        seeded = await (await api.get("/v1/related?path=Private/Therapy.md")).json()
+        assert "related" not in seeded and "Therapy" not in json.dumps(seeded["error"]["hint"])
+
+
 async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only_as_a_count(
     fake_ollama, vault, settings_for, caplog, monkeypatch
 ):
@@ -153,3 +187,20 @@ async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only
         assert await _traces(services, ["zqxdiag"]) == []
     assert "zqxdiag" not in caplog.text  # (messages and tracebacks, as a log handler writes them)
     assert not any("zqxdiag" in entry for entry in [*map(str, report.failed), *report.warnings])
+
+
+def test_the_current_rules_follow_obsidians_excluded_files_as_they_change(tmp_path: Path) -> None:
+    """services/query/exclusions.py re-reads `.obsidian/app.json` when it changes, and only then."""
+    (tmp_path / ".obsidian").mkdir()
+    app = tmp_path / ".obsidian" / "app.json"
+    rules = CurrentExclusions(Vault(tmp_path), IndexOptions(exclude=("Drafts/**",), obsidian_excluded=True))
+    assert rules.keeps_out("Drafts/a.md") and not rules.keeps_out("Private/a.md")
+    app.write_text(json.dumps({"userIgnoreFilters": ["Private/"]}), "utf-8")
+    assert rules.keeps_out("Private/a.md") and rules.keeps_out("Drafts/a.md")
+    first = rules._excluder
+    assert rules.keeps_out("Private/b.md") and rules._excluder is first  # (unchanged: not parsed again)
+    app.write_text(json.dumps({"userIgnoreFilters": ["Health/"]}), "utf-8")
+    os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns + 1_000_000))
+    assert rules.keeps_out("Health/x.md") and not rules.keeps_out("Private/a.md")
+    app.unlink()
+    assert not rules.keeps_out("Health/x.md") and rules.keeps_out("Drafts/a.md")

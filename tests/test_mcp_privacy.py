@@ -271,6 +271,10 @@ async def test_a_reader_applies_an_exclusion_added_after_the_index_was_built(fak
         assert "Private/Therapy.md" not in notes_of(found.structured_content)
         listed = [r.name for r in (await session.list_resources()).resources]
         assert "Private/Therapy.md" not in listed
+        connected = await session.call_tool("note_connections", {"path": LINKS, "limit": 10})
+        assert not connected.is_error and "Private/Therapy.md" not in json.dumps(connected.structured_content)
+        asked = await session.call_tool("search_notes", {"question": f"what connects to [[{LINKS[:-3]}]]?"})
+        assert "Private/Therapy.md" not in notes_of(asked.structured_content)
     # and an exclusion given to `vask mcp` alone (the index was built without it) holds as well
     async with stdio_session(settings, VASK_EXCLUDE="Journal/**") as session:
         assert text_of(await session.call_tool("read_note", {"path": "Journal/Salary talk.md"})).startswith(NO_NOTE)

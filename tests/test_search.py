@@ -448,3 +448,33 @@ async def test_a_keyword_search_nobody_waits_for_is_held_by_its_searcher_until_i
         await asyncio.gather(*held)
         await asyncio.sleep(0)  # (its callback runs after it)
         assert not services.searcher._unwaited
+
+
+async def test_a_large_index_draws_its_calibration_notes_before_reading_any_passage(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """Above `_READ_EVERY_PASSAGE_UP_TO` notes the calibration never reads every passage's id and path
+    (most of a first start's calibration at 100,000 notes): it draws its notes, then reads only their
+    passages, one a note in the sample, and measures the same kind of line from them."""
+    from vask_server.services.query import calibrator as calibrator_module
+
+    monkeypatch.setattr(calibrator_module, "_READ_EVERY_PASSAGE_UP_TO", 1)  # (the small vault's 3 notes: "large")
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+        tables = services.store.tables(services.searcher.active())
+        read_all: list[int] = []
+        real = tables.all_chunk_rows
+
+        async def every_row(*args: Any, **kwargs: Any) -> Any:
+            read_all.append(1)
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(tables, "all_chunk_rows", every_row)
+        calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert read_all == []
+        assert calibration.notes == 3 and calibration.kind == "questions" and calibration.pair_std > 0
+        # one passage a note: its vectors are those of three different notes' passages
+        notes, ids, by_id = await services.searcher.calibrator._sample(tables)
+        paths = {row["path"] for row in (await tables.all_chunk_rows(["id", "path"])).to_pylist() if row["id"] in ids}
+        assert notes == 3 and len(ids) == 3 and paths == {"Projects/Plan.md", "Sourdough.md", "Running.md"}
+        assert all(by_id[i].shape == (tables.dimension,) for i in ids)

@@ -43,6 +43,14 @@ class ReleaseWhenQuiet:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(self._after, self._fire)
 
+    async def release_now(self) -> None:
+        """Hands freed memory back at once (after a large read nobody waits for, such as the warm-up
+        after a start), instead of once activity has stopped for `after` seconds."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await asyncio.to_thread(release_memory)
+
     def _fire(self) -> None:
         self._timer = None
         if self._release is None or self._release.done():  # (in a thread: trimming a large heap takes ms)

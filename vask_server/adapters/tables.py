@@ -131,6 +131,23 @@ class IndexTables(TableUpkeep):
         columns = (result[name].to_pylist() for name in ("path", "status", "reason"))
         return ok, {path: (status, reason) for path, status, reason in zip(*columns, strict=True)}
 
+    async def paths_with_passages(self) -> pa.Array:
+        """The paths of the notes indexed with at least one passage: what a sample of passages, one a
+        note, draws from."""
+        table = await self.notes()
+        result = await table.query().where("status = 'ok' AND chunk_count > 0").select(["path"]).to_arrow()
+        return result["path"].combine_chunks()
+
+    async def passages_of(self, paths: Sequence[str], columns: list[str]) -> pa.Table | None:
+        """These columns of these notes' passages (rows of kind "chunk"), found through the path
+        index; None for no paths."""
+        table = await self.chunks()
+        parts = []
+        for start in range(0, len(paths), _IN_LIST_BATCH):
+            where = f"kind = 'chunk' AND {sql_in('path', paths[start : start + _IN_LIST_BATCH])}"
+            parts.append(await table.query().where(where).select(columns).to_arrow())
+        return pa.concat_tables(parts) if parts else None
+
     async def note_aliases(self) -> dict[str, list[str]]:
         """Each note's aliases, by path (they are in its passages' keyword text)."""
         table = await (await self.notes()).query().select(["path", "aliases"]).to_arrow()

@@ -9,7 +9,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from vask_server.adapters.atomic import replace_file
 from vask_server.core.exclude import Excluder
@@ -32,8 +32,10 @@ _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
+    """A file's modification time and size, as the scan read them (a tuple: one is made for every
+    note of the vault at each start)."""
+
     mtime_ns: int
     size: int
 
@@ -98,12 +100,16 @@ class Vault:
         """The files of these types (core/filetypes.py) that are not excluded, and every file."""
         wanted = suffixes(types)
         # Relative paths are built as strings along the walk: making a Path of every file and
-        # asking it for its relative form was most of a scan (docs/BENCHMARKS.md, "Speed").
+        # asking it for its relative form was most of a scan (docs/BENCHMARKS.md, "Speed"). What is
+        # done for every file is kept to the stat and little more: a restart's check of a large vault
+        # is this loop.
         notes: dict[str, FileStat] = {}
         excluded: dict[str, str] = {}
         all_files: list[str] = []
         problems: dict[str, str] = {}
         skipped: dict[str, str] = {}
+        rule_for = excluder.rule_for if excluder is not None and excluder.active else None
+        is_regular = stat.S_ISREG
         stack: list[tuple[str, str]] = [(str(self.root), "")]  # (folder, its path relative to the vault + "/")
         while stack:
             directory, prefix = stack.pop()
@@ -125,18 +131,18 @@ class Vault:
                         if relative.lower().endswith(wanted) or entry.is_dir(follow_symlinks=True):
                             skipped[relative] = "symlink that points outside the vault: not followed"
                         continue
-                    info = entry.stat(follow_symlinks=True)
+                    info = entry.stat()
                 except OSError as exc:
                     if relative.lower().endswith(wanted):
                         problems[relative] = f"cannot stat: {exc.strerror or exc}"
                     continue
-                if not stat.S_ISREG(info.st_mode):
+                if not is_regular(info.st_mode):
                     continue
                 all_files.append(relative)
                 # Folders that `is_note_path` refuses were never entered, and `name` passed the check
                 # above: what is left of it is the name's own test.
                 if name.lower().endswith(wanted) and not (name.startswith("~") or name.endswith("~")):
-                    rule = excluder.rule_for(relative) if excluder is not None and excluder.active else None
+                    rule = rule_for(relative) if rule_for is not None else None
                     if rule is None:
                         notes[relative] = FileStat(info.st_mtime_ns, info.st_size)
                     else:

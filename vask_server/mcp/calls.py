@@ -15,7 +15,7 @@ from vask_server.core.time.expr import read_time
 from vask_server.errors import BadRequest, NotIndexed
 from vask_server.services.context import QueryServices, index_status
 from vask_server.services.query.connections import Connected
-from vask_server.services.query.notes import NoteRead, read_note, readable_filter, readable_path
+from vask_server.services.query.notes import NoteRead, read_note, readable_path
 from vask_server.services.query.related import connections_of
 from vask_server.services.query.search import SearchResult
 from vask_server.services.query.timeline import DatedPage, notes_in_range
@@ -70,15 +70,7 @@ async def search(
         min_similarity=settings.min_similarity,
         filters=_filters(folders=folders, tags=tags, notes=notes, date_from=date_from, date_to=date_to),
     )
-    result = await services.searcher.search_question(question_asked)
-    return await _readable_hits(services, result)
-
-
-async def _readable_hits(services: QueryServices, result: SearchResult) -> SearchResult:
-    """Hits of notes no exclusion keeps out now (an index can predate a rule this process was given)."""
-    allowed = await readable_filter(services, {hit.path for hit in result.hits})
-    result.hits = [hit for hit in result.hits if hit.path in allowed]
-    return result
+    return await services.searcher.search_question(question_asked)
 
 
 async def read(
@@ -127,9 +119,9 @@ async def connections(
         seed,
         arguments.integer(limit, "limit", 10, 1, arguments.MAX_TOP_K),
         _filters(folders=folders, tags=tags, date_from=date_from, date_to=date_to),
+        services.searcher.kept_out,
     )
-    allowed = await readable_filter(services, {c.path for c in found})
-    return Connections(seed, graph.title(seed) or seed, [c for c in found if c.path in allowed])
+    return Connections(seed, graph.title(seed) or seed, found)
 
 
 @dataclass(frozen=True)

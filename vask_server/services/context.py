@@ -23,6 +23,7 @@ from vask_server.core.model_languages import language_advice
 from vask_server.errors import NotIndexed
 from vask_server.services.options import index_options
 from vask_server.services.proposals import ProposalService
+from vask_server.services.query.exclusions import CurrentExclusions
 from vask_server.services.query.qa import QAService
 from vask_server.services.query.ranking import RetrievalConfig
 from vask_server.services.query.search import Searcher
@@ -113,6 +114,7 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     indexer = Indexer(vault, store, embedder, index_options(settings))
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
     searcher.sync_progress = lambda: indexer.progress
+    searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
     return Services(
         settings=settings,
@@ -136,8 +138,10 @@ async def open_reader_services(settings: Settings, *, gateway: ModelGateway | No
     index_dir = settings.resolved_index_dir()
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir, read_only=True)
+    vault = Vault(vault_root)
     searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
-    return QueryServices(settings, vault_root, index_dir, gateway, store, Vault(vault_root), searcher, chat_gateway)
+    searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
+    return QueryServices(settings, vault_root, index_dir, gateway, store, vault, searcher, chat_gateway)
 
 
 @asynccontextmanager

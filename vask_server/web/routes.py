@@ -370,7 +370,8 @@ async def related(request: web.Request) -> web.Response:
         raise BadRequest("'top_k' must be an integer.") from None
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
-    related = await related_notes(services.store, services.searcher.graphs, index, path, top_k)
+    searcher = services.searcher
+    related = await related_notes(services.store, searcher.graphs, index, path, top_k, searcher.kept_out)
     return web.json_response({"path": path, "related": related})
 
 

@@ -20,7 +20,9 @@ from vask_server.adapters.calibration import Calibration, read_calibration, writ
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
+from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.store import Store
+from vask_server.adapters.tables import IndexTables
 from vask_server.core.cjk import CJK, written_in_cjk
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.retrieve import topic_query
@@ -35,6 +37,10 @@ _BACKGROUND_SAMPLE = 512
 # short texts, once per index version: probes whose passage did not change are not embedded again).
 _QUERY_PROBES = 64
 _PROBE_WORDS = 6  # content words of a probe: about as many as a question's topic has
+# An index of more notes than this has its sample's notes drawn before any passage is read; a smaller
+# one reads every passage's id and path, which is quick there (and keeps its sample as it was).
+_READ_EVERY_PASSAGE_UP_TO = 4 * _BACKGROUND_SAMPLE
+_SPARE_NOTES = 64  # drawn beyond the sample, for notes whose passages a sync replaced meanwhile
 
 
 @dataclass(frozen=True)
@@ -128,25 +134,8 @@ class Calibrator:
         return cache
 
     async def _measure(self, index: IndexRecord, version: str) -> _IndexCache:
-        # Row numbers and paths only, then the vectors of the sampled rows: every vector of a large
-        # index is far too much to read for a sample.
         tables = self.store.tables(index)
-        rows = await tables.all_chunk_rows(["id", "path"], where="kind = 'chunk'")
-        # One random chunk per note, so that pairs are between different notes and one long
-        # table or log (many near-identical chunks) cannot drag the "unrelated" level up.
-        # In NumPy, not as Python lists of every row (slow and large on a large index); the
-        # picks are the same as a loop of `rng.choice(rows of the note)` over the notes in order.
-        rng = np.random.default_rng(0)
-        notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)
-        counts = np.bincount(notes) if notes.size else np.zeros(0, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        by_note = np.argsort(notes, kind="stable")  # row numbers, note by note, in row order
-        picks = by_note[starts + rng.integers(0, counts)] if counts.size else np.zeros(0, dtype=np.int64)
-        if len(picks) > _BACKGROUND_SAMPLE:
-            picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
-        ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
-        by_id = await tables.vectors_by_id(ids)
-        ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        notes, ids, by_id = await self._sample(tables)
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
             # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
             # and English ones not against such passages: the line is measured on what it reads.
@@ -163,7 +152,30 @@ class Calibrator:
             pairs = (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, Calibration(version, len(counts), pair_mean, pair_std, kind))
+        return _IndexCache(index.suffix, Calibration(version, notes, pair_mean, pair_std, kind))
+
+    async def _sample(self, tables: IndexTables) -> tuple[int, list[str], dict[str, np.ndarray]]:
+        """One random passage a note, of `_BACKGROUND_SAMPLE` notes at most: how many notes they were
+        drawn from, the passages' ids and their vectors. A large index's notes are drawn first and only
+        their passages read (through the path index): reading every passage's id and path was most of
+        a first start's calibration, and of the memory it left (docs/BENCHMARKS.md)."""
+        rng = np.random.default_rng(0)
+        paths = await tables.paths_with_passages()
+        if len(paths) > _READ_EVERY_PASSAGE_UP_TO:
+            drawn = np.sort(rng.choice(len(paths), min(len(paths), _BACKGROUND_SAMPLE + _SPARE_NOTES), replace=False))
+            rows = await tables.passages_of(paths.take(pa.array(drawn)).to_pylist(), ["id", "path", "vector"])
+            if rows is not None and len(rows):
+                picks, _ = _one_a_note(rows, rng)
+                chosen = rows.take(pa.array(np.sort(picks)))
+                ids = chosen["id"].to_pylist()
+                return len(paths), ids, dict(zip(ids, vector_matrix(chosen["vector"], tables.dimension), strict=True))
+        # Row numbers and paths only, then the vectors of the sampled rows: every vector is too much to
+        # read for a sample.
+        rows = await tables.all_chunk_rows(["id", "path"], where="kind = 'chunk'")
+        picks, notes = _one_a_note(rows, rng)
+        ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
+        by_id = await tables.vectors_by_id(ids)
+        return notes, [i for i in ids if i in by_id], by_id  # (a sync since can have replaced some)
 
     async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
@@ -187,6 +199,23 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
+
+
+def _one_a_note(rows: pa.Table, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Row numbers of `rows` (passages with their `path`), and how many notes they hold: one at random
+    of each note's, so that pairs are between different notes and one long table or log (many
+    near-identical passages) cannot drag the "unrelated" level up; `_BACKGROUND_SAMPLE` of them at
+    random when there are more notes. In NumPy, not as Python lists of every row (slow and large on a
+    large index); the picks are the same as a loop of `rng.choice(rows of the note)` over the notes in
+    order."""
+    notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)
+    counts = np.bincount(notes) if notes.size else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    by_note = np.argsort(notes, kind="stable")  # row numbers, note by note, in row order
+    picks: np.ndarray = by_note[starts + rng.integers(0, counts)] if counts.size else np.zeros(0, dtype=np.int64)
+    if len(picks) > _BACKGROUND_SAMPLE:
+        picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
+    return picks, len(counts)
 
 
 def _probe(text: str) -> str:

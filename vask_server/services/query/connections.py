@@ -24,6 +24,7 @@ from vask_server.core.cjk import keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, row_to_hit
 from vask_server.errors import IndexBroken, NotFound
+from vask_server.services.query.exclusions import KeptOut, nothing_kept_out
 from vask_server.services.query.graph import LinkGraph, LinkGraphs
 
 # A link is the author's own statement that two notes belong together: it counts this much on top of
@@ -77,13 +78,15 @@ async def find_connections(
     top_k: int,
     filters: Filters | None = None,
     question_vector: np.ndarray | None = None,
+    kept_out: KeptOut = nothing_kept_out,
 ) -> list[Connected]:
     """The `top_k` notes most connected to `seed` in this index, best first. `filters` (dates,
     folders, tags, what the question named) apply to the connected notes, never to the seed; the
     seed is never among them. `question_vector`: the question's own words, when it says more than
-    "what connects to X"."""
+    "what connects to X". `kept_out`: the notes a rule as it is now keeps out, the seed included
+    (services/query/exclusions.py)."""
     graph = await graphs.get(index)
-    if seed not in graph:
+    if seed not in graph or kept_out(seed):
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
     tables, dimension = store.tables(index), index.dimension
     seed_rows = await tables.all_chunk_rows(
@@ -119,15 +122,16 @@ async def find_connections(
         row["id"]: row
         for batch in near
         for row in batch
-        if narrowed or (row["path"] != seed and row.pop("kind", "chunk") == "chunk")
+        if (narrowed or (row["path"] != seed and row.pop("kind", "chunk") == "chunk")) and not kept_out(row["path"])
     }
     bonus: dict[str, float] = {}  # each title match's share of the best match, weighed
     top = max((float(r["score"]) for r in named), default=0.0)
+    named = [row for row in named if not kept_out(row["path"])]
     for row in named:
         if top > 0:
             bonus[row["id"]] = TITLE_WEIGHT * float(row["score"]) / top
         rows.setdefault(row["id"], row)
-    links = _links(graph, seed)
+    links = {path: how for path, how in _links(graph, seed).items() if not kept_out(path)}
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
         rows.update({row["id"]: row for row in await _rows_of(tables, linked_missing, filters)})

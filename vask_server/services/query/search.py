@@ -58,6 +58,7 @@ from vask_server.errors import (
 )
 from vask_server.services.query.calibrator import Calibrator
 from vask_server.services.query.connections import find_connections
+from vask_server.services.query.exclusions import KeptOut, nothing_kept_out
 from vask_server.services.query.graph import LinkGraphs
 from vask_server.services.query.ranking import Ranking, RetrievalConfig
 
@@ -112,6 +113,8 @@ class Searcher:
         self._unwaited: set[asyncio.Future[Any]] = set()  # tasks nobody waits for any more (`_leave_running`)
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
         self.sync_progress: Callable[[], SyncProgress | None] = lambda: None
+        # Whether a rule as it is now keeps a note out (services/query/exclusions.py): its rows are dropped
+        self.kept_out: KeptOut = nothing_kept_out
 
     def active(self) -> IndexRecord:
         """The index searches read (`IndexMeta.searched`)."""
@@ -218,7 +221,14 @@ class Searcher:
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
-            self.store, self.graphs, index, seed, top_k=asked.top_k, filters=understood.filters, question_vector=vector
+            self.store,
+            self.graphs,
+            index,
+            seed,
+            top_k=asked.top_k,
+            filters=understood.filters,
+            question_vector=vector,
+            kept_out=self.kept_out,
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index)
@@ -229,11 +239,15 @@ class Searcher:
     async def warm(self) -> None:
         """What the first search would otherwise do itself: the calibration sample, and one vector
         and one keyword query, which open the table and load its indexes. Run in the background once
-        the server is ready (on a large index that made a restart's first search slow); never asks the
-        model. Failures are left for that first search to meet and report."""
+        the server is ready (on a large index that made a restart's first search slow). Failures are
+        left for that first search to meet and report."""
         try:
             index = self.active()
             await self.calibrator.for_index(index)
+            # The database's caches of what the start-up check and the calibration read (the notes'
+            # records, a sample of passages) are dropped before the search indexes are loaded: an idle
+            # server keeps those indexes, not what it read once (docs/BENCHMARKS.md).
+            await self.store.forget_tables()
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
             tables = self.store.tables(index)
@@ -242,9 +256,9 @@ class Searcher:
         except Exception as exc:
             log.info("warming the search caches failed (%s); the first search does it", exc)
         finally:
-            # What the warm-up read and freed (every chunk's path, when it measured the calibration)
-            # goes back to the system, as it does after a pause in searches.
-            self._quiet.touch()
+            # What the warm-up read and freed (the calibration's sample, when it measured one)
+            # goes back to the system now: the server sits idle at what it keeps, not at the warm-up's peak.
+            await self._quiet.release_now()
 
     async def understand(self, question: Question) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
@@ -276,11 +290,12 @@ class Searcher:
         try:
             words = keyword_text(query, index.keyword_terms)
             if not index.complete:
-                return await self._first_sync_keyword_rows(index, words, limit, where), None
+                rows = await self._first_sync_keyword_rows(index, words, limit, where)
+                return [row for row in rows if not self.kept_out(row["path"])], None
             rows = await self.store.tables(index).text_search(words, limit, where, with_vectors=True)
         except IndexBroken as broken:
             return [], broken
-        return rows, None
+        return [row for row in rows if not self.kept_out(row["path"])], None
 
     async def _names_unheld(
         self, index: IndexRecord, question: str, where: str | None, candidates: Sequence[str]
@@ -416,6 +431,7 @@ class Searcher:
                 notice = f"{broken.message}. Showing matches by meaning only. {broken.hint}"
         else:
             vector_rows = await vector_search
+        vector_rows = [row for row in vector_rows if not self.kept_out(row["path"])]
         embedded_rows = [row for row in text_rows if "vector" in row]  # (a first sync's not yet embedded have none)
         text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in embedded_rows]
         for row, row_vector in zip(embedded_rows, text_vectors, strict=True):

@@ -181,7 +181,8 @@ class Indexer:
             only = None  # the notes' dating (or chunking) changed: every note is redone, not these alone
         scan = await self._scan(excluder) if only is None else None
         # (nothing changed since the last complete sync: what the vault's notes tell is as it recorded)
-        current = scan is not None and not force and self._index_current(scan)
+        # (in a thread: the scan's digest takes a moment at a large vault, and the server answers meanwhile)
+        current = scan is not None and not force and await asyncio.to_thread(self._index_current, scan)
         terms, language, scan = await self._keyword_terms(excluder, scan, current=current, anew=force)
         self.reader.options = self.options  # (as they are for this sync, its keyword terms decided)
         if current and scan is not None and language is not None:

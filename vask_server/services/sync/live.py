@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from vask_server.adapters.meta import IndexMeta
 from vask_server.adapters.watcher import RESCAN, Debouncer
 from vask_server.errors import VaskError
 from vask_server.services.context import Services, index_status
@@ -64,6 +65,9 @@ class LiveIndex:
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._task: asyncio.Task[None] | None = None
         self._warm: asyncio.Task[None] | None = None
+        self._counting: asyncio.Task[None] | None = None
+        # What the counts were read at: the store's writes and index.json (`_counts_current`)
+        self._counted: tuple[int, IndexMeta] | None = None
         self.state = "starting"
         self.in_progress: list[str] = []
         self.done = 0
@@ -125,17 +129,16 @@ class LiveIndex:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="vask-live-index")
         self._ollama_task = asyncio.create_task(self._watch_ollama(), name="vask-ollama-check")
-        if self.services.store.read_meta().active:
-            # An index from an earlier run: what the first search needs is read while the start-up
-            # sync scans the vault, so that a search right after it does not wait for it.
-            self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
+        # What the first search needs (the calibration, the tables' indexes) is read once the start-up
+        # sync has ended (`_sync`): read beside it, it took the cores the check of the vault needs, and
+        # a restart was confirmed current that much later.
 
     async def stop(self) -> None:
         self.debouncer.cancel()
         for handle in (self._retry_handle, self._publish_handle, self._stage_handle):
             if handle is not None:
                 handle.cancel()
-        for task in (self._task, self._warm, self._ollama_task):
+        for task in (self._task, self._counting, self._warm, self._ollama_task):
             # (cancelled until it ends: a library call that swallows one cancellation must not make
             # the server's stop wait forever)
             while task is not None and not task.done():
@@ -148,7 +151,9 @@ class LiveIndex:
             queue.put_nowait({"type": "closed"})
 
     async def _run(self) -> None:
-        await self._refresh_counts()
+        # The counts the status shows are read beside the start-up sync, not before it.
+        self._counting = asyncio.create_task(self._refresh_counts(), name="vask-counts")
+        self._counting.add_done_callback(lambda _: self._publish())
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -197,6 +202,7 @@ class LiveIndex:
                 log.warning("sync failed: %s", error.message)
             self.last_error = error
             self.state = "error"
+            self._warm_up()
             # keep the work, try again later with backoff
             self._full_requested = self._full_requested or full
             self._queued |= paths
@@ -206,14 +212,20 @@ class LiveIndex:
             self.last_report = report
             self.last_synced_at = time.time()
             self._retry_delay = 1.0
-            await self._refresh_counts()  # before "idle", so whoever sees idle sees the new counts
+            if not await self._counts_current():  # before "idle", so whoever sees idle sees the new counts
+                await self._refresh_counts()
             self.state = "indexing" if (self._queued or self._full_requested) else "idle"
-            if self._warm is None:  # after a first build: ready the first search's caches now
-                self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
+            self._warm_up()
             self.syncs += 1
         finally:
             self.in_progress = []
             self._stage(None)
+
+    def _warm_up(self) -> None:
+        """Once, after the first sync (confirmed current, built, or failed): the first search's caches
+        read now, while nobody waits for them."""
+        if self._warm is None and self.services.store.read_meta().active is not None:
+            self._warm = asyncio.create_task(self.services.searcher.warm(), name="vask-warm")
 
     def _schedule_retry(self) -> None:
         loop = asyncio.get_running_loop()
@@ -246,10 +258,22 @@ class LiveIndex:
         started = self._stage_started
         return None if started is None else round(time.monotonic() - started, 1)
 
+    async def _counts_current(self) -> bool:
+        """Whether the counts read last still hold: nothing was written to the tables or to index.json
+        since (a sync that found every note as it was writes nothing)."""
+        if self._counting is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._counting)
+        store = self.services.store
+        return self._counted == (store.writes, store.read_meta())
+
     async def _refresh_counts(self) -> None:
+        store = self.services.store
+        self._counted = (store.writes, store.read_meta())  # (before: a write meanwhile makes them stale)
         try:
             self.counts = await index_status(self.services)
         except Exception:  # counts are for display: never let them stop the worker
+            self._counted = None
             log.exception("could not read index status")
 
     # -- outputs ----------------------------------------------------------------------------------
