@@ -272,7 +272,10 @@ class InstantEmbedder:
     deterministic unit vector per text, made in-process (no HTTP, no model)."""
 
     def __init__(self, dimension: int = 384) -> None:
+        from vask_server.core.embed_prompts import EmbedPrompts
+
         self.model = "instant-embed"
+        self.prompts = EmbedPrompts()  # (no model: no instructions)
         self._dimension = dimension
         self.calls = 0
         self.inputs = 0
@@ -486,7 +489,11 @@ async def _index_once(
         embedder = LocalHashEmbedder(dimension)
     else:
         embedder = Embedder(
-            gateway, model, batch_size=settings.embed_batch_size, concurrency=settings.embed_concurrency
+            gateway,
+            model,
+            prompts=settings.embed_instructions().prompts,
+            batch_size=settings.embed_batch_size,
+            concurrency=settings.embed_concurrency,
         )
     store = await Store.open(index_dir)
     indexer = Indexer(Vault(vault), store, embedder, index_options(settings))
@@ -577,9 +584,10 @@ async def _direct_embed(
     texts: list[str], host: str, model: str, batch_size: int, concurrency: int, provider: str = "ollama"
 ) -> float:
     from vask_server.adapters.ollama import Embedder
+    from vask_server.core.embed_prompts import prompts_for
 
     gateway = _gateway(provider, host)
-    embedder = Embedder(gateway, model, batch_size=batch_size, concurrency=concurrency)
+    embedder = Embedder(gateway, model, prompts=prompts_for(model), batch_size=batch_size, concurrency=concurrency)
     await embedder.dimension()
     started = time.perf_counter()
     await embedder.embed(texts)

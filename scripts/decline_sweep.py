@@ -37,8 +37,12 @@ def main() -> None:
     args = parser.parse_args()
     index_dir = args.index_dir / ("instruction" if args.instruction else "plain")
     if args.instruction:
-        model = _model_base_name()
-        embed_prompts._KNOWN[model] = embed_prompts.EmbedPrompts(query=embed_prompts._SEARCH_INSTRUCTION)
+        # the model's own family, given mxbai-embed-large's query instruction (and no document one)
+        known = embed_prompts.family_of(_model_name())
+        instructed = embed_prompts.ModelFamily(
+            "instructed", "", embed_prompts.EmbedPrompts(query=embed_prompts._SEARCH_INSTRUCTION), ""
+        )
+        embed_prompts.family_of = lambda model: instructed if model == _model_name() else known
     _run(["index", "--vault", str(args.vault), "--index-dir", str(index_dir), "--quiet"])
     sets = [p for p in sorted((ROOT / "tests" / "eval").glob("questions*.jsonl")) if p.name != HELD_OUT]
     for sigma in args.sigmas.split(","):
@@ -63,10 +67,10 @@ def main() -> None:
         )
 
 
-def _model_base_name() -> str:
+def _model_name() -> str:
     import os
 
-    return os.environ.get("VASK_EMBED_MODEL", "mxbai-embed-large").rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    return os.environ.get("VASK_EMBED_MODEL", "mxbai-embed-large")
 
 
 def _run(argv: list[str]) -> str:

@@ -18,6 +18,8 @@ What is generated:
   `eval-non-english` (docs/eval/non-english/blind-*.json), `eval-failures` (the failures listed in
   the records of the sets never tuned on).
 - docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.build_parser()`.
+- docs/MODEL-SERVERS.md: `model-instructions`, the instructions each model family is sent, from
+  `vask_server.core.embed_prompts.FAMILIES`.
 
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
@@ -610,6 +612,28 @@ def eval_failures() -> str:
     return table(header, rows) + tail
 
 
+# -- docs/MODEL-SERVERS.md -------------------------------------------------------------------------
+
+
+def model_instructions() -> str:
+    """The instructions vask sends each model family, from its table (core/embed_prompts.py)."""
+    from vask_server.core.embed_prompts import FAMILIES
+
+    def shown(prompt: str) -> str:
+        return "none" if not prompt else "`" + cell(prompt.replace("\n", "\\n")) + "`"
+
+    rows = [
+        [
+            ", ".join(f"`{name}`" for name in family.examples),
+            shown(family.prompts.query),
+            shown(family.prompts.document),
+            f"[card]({family.card})",
+        ]
+        for family in FAMILIES
+    ]
+    return table(["models (as servers name them)", "before a question", "before a passage", "from"], rows)
+
+
 # -- docs/CLI.md -----------------------------------------------------------------------------------
 
 
@@ -674,6 +698,7 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
         "eval-failures": eval_failures,
     },
     DOCS / "CLI.md": {"cli": cli},
+    DOCS / "MODEL-SERVERS.md": {"model-instructions": model_instructions},
 }
 
 

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from tests.fake_ollama import embed_text
-from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
 from vask_server.services.ranking import RetrievalConfig
@@ -91,12 +90,6 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
             services.searcher.active().suffix.startswith("nomic_embed_text_96_")
             and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1_p1_h1"
         )
-
-
-def test_instructions_are_matched_by_base_model_name():
-    assert prompts_for("someone/nomic-embed-text:v1.5").document == "search_document: "
-    assert prompts_for("MXBAI-EMBED-LARGE:335m").query.startswith("Represent this sentence")
-    assert prompts_for("all-minilm") == EmbedPrompts() and prompts_for("mxbai-embed-large").document == ""
 
 
 async def test_a_quoted_term_found_in_the_notes_is_never_declined(fake_ollama, small_vault, settings_for):

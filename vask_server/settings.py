@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vask_server.core.dates import DEFAULT_DATE_KEYS
+from vask_server.core.embed_prompts import Instructions, instructions_for
 from vask_server.core.exclude import split_globs
 from vask_server.errors import ConfigError
 
@@ -78,6 +79,10 @@ class Settings:
         provider = self.chat_provider or self.provider
         default = self.ollama_host if provider == "ollama" else self.openai_base_url
         return provider, self.chat_base_url or default
+
+    def embed_instructions(self) -> Instructions:
+        """What the embedding model is sent before questions and passages, and where it comes from."""
+        return instructions_for(self.embed_model)
 
     def embed_access(self) -> ServerAccess:
         """The embeddings' server with what it is sent: VASK_OPENAI_API_KEY or VASK_OLLAMA_HEADERS,

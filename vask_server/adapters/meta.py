@@ -23,15 +23,16 @@ META_FILE = "index.json"
 _FORMAT = "f16_d1_p1_h1"
 
 
-def table_suffix(model: str, dimension: int) -> str:
+def table_suffix(model: str, dimension: int, document_prompt: str | None = None) -> str:
     """The name of the tables that hold this model's index: one pair per model, dimension and
-    document instruction."""
-    return f"{_model_suffix(model, dimension)}_{_FORMAT}"
+    document instruction (`document_prompt`; None: the one the model's card gives)."""
+    return f"{_model_suffix(model, dimension, document_prompt)}_{_FORMAT}"
 
 
-def _model_suffix(model: str, dimension: int) -> str:
+def _model_suffix(model: str, dimension: int, document_prompt: str | None) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
-    document_prompt = prompts_for(model).document
+    if document_prompt is None:
+        document_prompt = prompts_for(model).document
     if document_prompt:
         # Vectors made with another instruction in front are not interchangeable: their own tables.
         return f"{slug}_{dimension}_{hashlib.sha256(document_prompt.encode()).hexdigest()[:8]}"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,7 @@ from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import CJK, written_in_cjk
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.retrieve import topic_query
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
@@ -50,15 +53,20 @@ class Calibrator:
     """The searcher's calibration: the one of the index version searched, measured when a search
     (or the warm-up) first needs it."""
 
-    def __init__(self, store: Store, gateway: ModelGateway) -> None:
+    def __init__(
+        self, store: Store, gateway: ModelGateway, query_prompt: Callable[[ActiveIndex], str] | None = None
+    ) -> None:
         self.store = store
         self.gateway = gateway
+        # The instruction the index's questions are embedded with (the searcher's choice): its probes get it
+        self.query_prompt = query_prompt or (lambda index: index.query_prompt)
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
         # The measurement a search waits for, shared by every search (and the warm-up) that needs it
         # meanwhile: each measuring for itself read every chunk's path once per caller.
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
+        self._probe_prompt = ""  # ... embedded with this query instruction
 
     async def for_index(self, index: ActiveIndex) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
@@ -83,8 +91,15 @@ class Calibrator:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _current(self, index: ActiveIndex) -> _IndexCache:
+    def _version(self, index: ActiveIndex) -> str:
+        """The index version, and the query instruction its probes are embedded with: a new one is
+        measured anew, though nothing is embedded again in the index."""
         version = self.store.read_meta().version(index.suffix)
+        prompt = self.query_prompt(index)
+        return f"{version}?q={hashlib.sha256(prompt.encode()).hexdigest()[:8]}" if prompt else version
+
+    async def _current(self, index: ActiveIndex) -> _IndexCache:
+        version = self._version(index)
         cache = self._cache
         if cache is not None and cache.calibration.version == version:
             if cache.calibration.kind != "questions" and self.gateway.reachable and not self._refreshing():
@@ -178,9 +193,13 @@ class Calibrator:
         chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
         texts = await self.store.texts_for_ids(index.suffix, index.dimension, [ids[k] for k in chosen])
         probes = [_probe(texts.get(ids[k], "")) for k in chosen]
+        prompt = self.query_prompt(index)
+        if prompt != self._probe_prompt:
+            self._probe_vectors, self._probe_prompt = {}, prompt
         missing = sorted({p for p in probes if p not in self._probe_vectors})
         if missing:
-            embedder = Embedder(self.gateway, index.model, batch_size=_QUERY_PROBES, concurrency=1)
+            prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
+            embedder = Embedder(self.gateway, index.model, prompts=prompts, batch_size=_QUERY_PROBES, concurrency=1)
             vectors = await embedder.embed(missing, query=True)
             self._probe_vectors = {p: self._probe_vectors[p] for p in probes if p in self._probe_vectors}
             self._probe_vectors.update(zip(missing, vectors, strict=True))

@@ -91,14 +91,18 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir)
     vault = Vault(vault_root)
+    instructions = settings.embed_instructions()
     embedder = Embedder(
         gateway,
         settings.embed_model,
+        prompts=instructions.prompts,
         batch_size=settings.embed_batch_size,
         concurrency=settings.embed_concurrency,
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
-    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher = Searcher(
+        store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas), instructions=instructions
+    )
     searcher.sync_progress = lambda: indexer.progress
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
     return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)

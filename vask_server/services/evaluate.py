@@ -22,6 +22,7 @@ from typing import Any
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.filetypes import MARKDOWN
 from vask_server.core.metrics import Outcome, Question, summarise
 from vask_server.core.plan import IndexOptions
@@ -169,6 +170,7 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
         embedder = Embedder(
             services.gateway,
             active.model,
+            prompts=EmbedPrompts(query=services.searcher.query_prompt(active), document=active.document_prompt),
             batch_size=services.settings.embed_batch_size,
             concurrency=services.settings.embed_concurrency,
         )
@@ -183,7 +185,7 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
             file_types=(MARKDOWN,),  # the seed design read Markdown only
         )
         await Indexer(services.vault, store, embedder, options).sync()
-        yield Searcher(store, services.gateway)
+        yield Searcher(store, services.gateway, instructions=services.searcher.instructions)
 
 
 _ANSWER_EXCERPT = 300

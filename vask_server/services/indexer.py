@@ -147,7 +147,7 @@ class Indexer:
     async def target(self) -> tuple[str, int]:
         """The table suffix and dimension for the configured embedding model (asks the model)."""
         dimension = await self.embedder.dimension()
-        return table_suffix(self.embedder.model, dimension), dimension
+        return table_suffix(self.embedder.model, dimension, self.embedder.prompts.document), dimension
 
     async def sync(
         self,
@@ -213,7 +213,14 @@ class Indexer:
     def _index_current(self, scan: VaultScan) -> bool:
         """Every note is exactly as the last complete sync of this model's index saw it."""
         meta = self.store.read_meta()
-        return index_is_current(self.store.index_dir, meta, self.embedder.model, self.options.fingerprint(), scan.notes)
+        return index_is_current(
+            self.store.index_dir,
+            meta,
+            self.embedder.model,
+            self.options.fingerprint(),
+            scan.notes,
+            self.embedder.prompts.document,
+        )
 
     async def _keyword_terms(
         self, excluder: Excluder, scan: VaultScan | None, *, current: bool, anew: bool
@@ -266,6 +273,7 @@ class Indexer:
                 "dimension": dimension,
                 "suffix": suffix,
                 "keyword_terms": terms,  # (what a search during the first sync cuts its question into)
+                **self._instructions(),
             }
             if recorded is None:
                 meta.extra[APPLIED] = current_format()  # (a new index is written in it: no step to run)
@@ -512,6 +520,7 @@ class Indexer:
             "suffix": run.suffix,
             "completed_at": now_iso(),
             "keyword_terms": run.terms,
+            **self._instructions(),
             # what the notes told at this sync; a sync of a few notes keeps what the last whole one did
             **(language_record(language) if language is not None else _language_fields(previous, run.suffix)),
         }
@@ -554,7 +563,7 @@ class Indexer:
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
-        fields = language_record(language)
+        fields = {**language_record(language), **self._instructions()}
         if any(active.get(key) != value for key, value in fields.items()):  # (read anew: kept as read)
             active.update(fields)
             remembered = True
@@ -564,6 +573,11 @@ class Indexer:
         await self.store.index_vectors_later(str(active["suffix"]), report.dimension)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _instructions(self) -> dict[str, str]:
+        """The instructions the index's passages were embedded with, and the one its questions are
+        (kept up to date by every sync: a change of it embeds nothing again)."""
+        return {"document_prompt": self.embedder.prompts.document, "query_prompt": self.embedder.prompts.query}
 
     async def _remove_old_tables(self, meta: IndexMeta, replaced: str | None, report: SyncReport) -> None:
         """Drops the tables of the index this sync replaced, and those an earlier sync failed to

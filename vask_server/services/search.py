@@ -30,6 +30,7 @@ from vask_server.core.cjk import (
     keyword_text,
     written_in_cjk,
 )
+from vask_server.core.embed_prompts import EmbedPrompts, Instructions, search_prompt
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.progress import SyncProgress
@@ -100,12 +101,21 @@ class SearchResult:
 
 
 class Searcher:
-    def __init__(self, store: Store, gateway: ModelGateway, config: RetrievalConfig | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        gateway: ModelGateway,
+        config: RetrievalConfig | None = None,
+        *,
+        instructions: Instructions | None = None,
+    ) -> None:
         self.store = store
         self.gateway = gateway
         self.config = config or RetrievalConfig()  # the product's ranking; a search may be given another
-        self._embedders: dict[str, Embedder] = {}
-        self.calibrator = Calibrator(store, gateway)  # the decline line, per index version
+        # The configured model's instructions (None: each index's own, as recorded with it)
+        self.instructions = instructions
+        self._embedders: dict[tuple[str, str], Embedder] = {}
+        self.calibrator = Calibrator(store, gateway, self.query_prompt)  # the decline line, per index version
         self._quiet = ReleaseWhenQuiet()
         self.graphs = LinkGraphs(store, self._quiet)  # also what /v1/related reads: one graph, built once
         # How far the running sync is (the indexer's, in the server): said by a search during a first sync
@@ -119,11 +129,17 @@ class Searcher:
         model's client it uses is closed."""
         await self.calibrator.close()
 
-    def _embedder(self, model: str) -> Embedder:
-        if model not in self._embedders:
+    def query_prompt(self, index: ActiveIndex) -> str:
+        """The instruction put before the questions that search `index` (core/embed_prompts.search_prompt)."""
+        return search_prompt(index.model, index.document_prompt, index.query_prompt, self.instructions)
+
+    def _embedder(self, index: ActiveIndex) -> Embedder:
+        key = (index.model, self.query_prompt(index))
+        if key not in self._embedders:
             # batch of 2: the question and its topic go to Ollama in one call
-            self._embedders[model] = Embedder(self.gateway, model, batch_size=2, concurrency=1)
-        return self._embedders[model]
+            prompts = EmbedPrompts(query=key[1], document=index.document_prompt)
+            self._embedders[key] = Embedder(self.gateway, index.model, prompts=prompts, batch_size=2, concurrency=1)
+        return self._embedders[key]
 
     async def search_question(
         self,
@@ -208,7 +224,7 @@ class Searcher:
         notice = None
         if topic:
             try:
-                vector = (await self._embedder(index.model).embed([topic], query=True))[0]
+                vector = (await self._embedder(index).embed([topic], query=True))[0]
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
@@ -378,7 +394,7 @@ class Searcher:
         )
         try:
             texts = [query] if topic is None else [query, topic]
-            vectors = await self._embedder(index.model).embed(texts, query=True)
+            vectors = await self._embedder(index).embed(texts, query=True)
             vector = vectors[0]
         except BaseException as exc:
             if keywords is not None:
