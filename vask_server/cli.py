@@ -37,6 +37,8 @@ _OLLAMA = (
     "openai_base_url",
     "openai_api_key",
     "embed_model",
+    "query_prefix",
+    "document_prefix",
     "ollama_timeout",
     "ollama_retries",
 )
@@ -61,7 +63,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "index": (*_EVERY, *_OLLAMA, *_INDEXING),
     "ask": (*_EVERY, *_OLLAMA, *_RETRIEVAL, *_ANSWERS),
     "search": (*_EVERY, *_OLLAMA, *_RETRIEVAL),
-    "status": (*_EVERY, "embed_model"),
+    "status": (*_EVERY, "embed_model", "query_prefix", "document_prefix"),
     "serve": tuple(s.name for s in SETTINGS),
     # (what the checks read: the model servers, the vault as indexing scans it, serve's address and TLS)
     "doctor": (

@@ -222,3 +222,27 @@ def search_prompt(index_model: str, index_document: str, index_query: str, confi
 def shown(prompt: str) -> str:
     """An instruction as messages show it: quoted, so that a trailing space or a line break is seen."""
     return repr(prompt) if prompt else "none"
+
+
+_WHERE = {FROM_CARD: "its card", UNKNOWN: "none known"}
+_SETTING = {"questions": "VASK_QUERY_PREFIX", "passages": "VASK_DOCUMENT_PREFIX"}
+
+
+def describe(instructions: Instructions) -> str:
+    """Which instructions are in use and where each comes from, in a line: "questions 'query: ',
+    passages 'passage: ' (multilingual-e5-small's card)", "questions 'Find: ' (VASK_QUERY_PREFIX),
+    passages none (its card)"."""
+    model = instructions.model
+    sources = {instructions.query_source, instructions.document_source}
+    if sources == {UNKNOWN}:
+        return f"none ({model} is not a model vask knows)"
+    if sources == {FROM_CARD} and not (instructions.query or instructions.document):
+        return f"none ({model}'s card asks for none)"
+    parts = []
+    for role, prompt, source in (
+        ("questions", instructions.query, instructions.query_source),
+        ("passages", instructions.document, instructions.document_source),
+    ):
+        where = "" if sources == {FROM_CARD} else f" ({_SETTING[role] if source == FROM_SETTING else _WHERE[source]})"
+        parts.append(f"{role} {shown(prompt)}{where}")
+    return ", ".join(parts) + (f" ({model}'s card)" if sources == {FROM_CARD} else "")

@@ -12,13 +12,16 @@ from typing import Any
 
 from vask_server.adapters.footprint import chunk_mib, folder_bytes, per_notes, serve_idle_mib
 from vask_server.adapters.gateway import ModelGateway
+from vask_server.adapters.meta import IndexMeta
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
+from vask_server.core.embed_prompts import describe
 from vask_server.core.keyword_choice import KeywordChoice, describe_recorded
 from vask_server.core.model_languages import language_advice
+from vask_server.services.active_index import active_index
 from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
 from vask_server.services.qa import QAService
@@ -176,6 +179,27 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
             "advice": language_advice(str(active.get("model") or ""), active.get("not_english")),
         },
         "servers": servers(services),
+        "instructions": instructions_status(services.settings, active),
+    }
+
+
+def instructions_status(settings: Settings, active: dict[str, Any]) -> dict[str, Any]:
+    """The instructions the configured model is sent and where each comes from (its card, a setting,
+    none known), and whether the index's passages were embedded with another: then the next sync
+    builds the index anew."""
+    configured = settings.embed_instructions()
+    index = active_index(IndexMeta(active=active)) if active else None
+    rebuild = index is not None and index.model == configured.model and index.document_prompt != configured.document
+    return {
+        "query": configured.query,
+        "query_from": configured.query_source,
+        "document": configured.document,
+        "document_from": configured.document_source,
+        "family": configured.family.name if configured.family else None,
+        "card": configured.family.card if configured.family else None,
+        "index_document": index.document_prompt if index is not None else None,
+        "rebuild": rebuild,
+        "text": describe(configured),
     }
 
 

@@ -231,6 +231,7 @@ async def status(request: web.Request) -> web.Response:
             "last_sync": detail["last_sync"],
             "excluded": detail["excluded"],
             "language": detail["language"],
+            "instructions": detail["instructions"],
             "servers": detail["servers"],
             "last_error": error.to_dict() if error else None,
             "last_report": (

@@ -24,6 +24,13 @@ export interface VaskSettings {
 	manageServer: boolean;
 	/** Desktop: the `vask` executable to start; empty: looked for on the PATH and in ~/.local/bin. */
 	vaskPath: string;
+	/**
+	 * Desktop: the instructions the embedding model of the server this plugin starts gets before each
+	 * question and each passage (`--query-prefix`, `--document-prefix`), exactly as typed; empty: the
+	 * model card's, for the models vask knows (or VASK_QUERY_PREFIX / VASK_DOCUMENT_PREFIX where it runs).
+	 */
+	queryPrefix: string;
+	documentPrefix: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
@@ -38,6 +45,8 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	indexSavedChats: false,
 	manageServer: true,
 	vaskPath: '',
+	queryPrefix: '',
+	documentPrefix: '',
 });
 
 /**
@@ -63,6 +72,15 @@ function optionalNum(v: unknown, min: number, max: number, integer: boolean): nu
 	if (!Number.isFinite(n)) return null;
 	const r = integer ? Math.round(n) : n;
 	return Math.min(max, Math.max(min, r));
+}
+
+/** The server takes an instruction of at most this many characters (a line or two). */
+export const PREFIX_MAX_CHARS = 1000;
+
+/** An instruction as typed: not trimmed (a trailing space counts), without what the server refuses; '' when blank. */
+function prefix(v: unknown): string {
+	if (typeof v !== 'string' || v.trim() === '') return '';
+	return v.replace(/[\r\0]/g, '').slice(0, PREFIX_MAX_CHARS);
 }
 
 function str(v: unknown, fallback: string): string {
@@ -99,6 +117,8 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		indexSavedChats: r.indexSavedChats === true,
 		manageServer: r.manageServer !== false,
 		vaskPath: str(r.vaskPath, '').trim(),
+		queryPrefix: prefix(r.queryPrefix),
+		documentPrefix: prefix(r.documentPrefix),
 	};
 }
 
@@ -146,9 +166,12 @@ export interface DeviceSettings {
 	/** Whether this computer starts its own server, and which executable (a path differs per machine). */
 	manageServer?: boolean;
 	vaskPath?: string;
+	/** The instructions its server's embedding model gets (the model is this computer's server's own). */
+	queryPrefix?: string;
+	documentPrefix?: string;
 }
 
-export const DEVICE_KEYS = ['serverUrl', 'token', 'tokenSecret', 'manageServer', 'vaskPath'] as const;
+export const DEVICE_KEYS = ['serverUrl', 'token', 'tokenSecret', 'manageServer', 'vaskPath', 'queryPrefix', 'documentPrefix'] as const;
 
 export function normalizeDevice(raw: unknown): DeviceSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
@@ -159,7 +182,20 @@ export function normalizeDevice(raw: unknown): DeviceSettings {
 	if (secret !== undefined) out.tokenSecret = secret;
 	if (typeof r.manageServer === 'boolean') out.manageServer = r.manageServer;
 	if (typeof r.vaskPath === 'string' && r.vaskPath.trim()) out.vaskPath = r.vaskPath.trim();
+	if (prefix(r.queryPrefix)) out.queryPrefix = prefix(r.queryPrefix);
+	if (prefix(r.documentPrefix)) out.documentPrefix = prefix(r.documentPrefix);
 	return out;
+}
+
+/**
+ * The settings the server this plugin starts is given as flags (`--name=value`: an instruction may begin
+ * with '-'); none when unset, so its own environment's or the model card's apply.
+ */
+export function serveArgs(settings: VaskSettings): string[] {
+	const args: string[] = [];
+	if (settings.queryPrefix) args.push(`--query-prefix=${settings.queryPrefix}`);
+	if (settings.documentPrefix) args.push(`--document-prefix=${settings.documentPrefix}`);
+	return args;
 }
 
 /** The settings in effect: this device's own server URL and token over the synced ones. */
