@@ -107,8 +107,19 @@ def test_exact_match_helpers_read_cjk_by_pairs_and_find_english_words_inside_chi
         ("snowflake-arctic-embed:335m", True),
         ("bge-m3", False),
         ("bge-m3:567m", False),
-        ("jeffh/intfloat-multilingual-e5-large:f16", None),
+        ("jeffh/intfloat-multilingual-e5-large:f16", False),
         ("multilingual-e5-large", False),
+        ("intfloat/multilingual-e5-small", False),
+        ("text-embedding-multilingual-e5-large-instruct", False),
+        ("e5-base-v2", True),
+        ("Snowflake/snowflake-arctic-embed-l-v2.0", False),
+        ("Snowflake/snowflake-arctic-embed-m-v1.5", True),
+        ("BAAI/bge-large-zh-v1.5", False),
+        ("BAAI/bge-small-en-v1.5", True),
+        ("ibm-granite/granite-embedding-278m-multilingual", False),
+        ("nomic-embed-text-v2-moe", False),
+        ("qwen3-embedding:0.6b", False),
+        ("embeddinggemma", False),
         ("paraphrase-multilingual", False),
         ("snowflake-arctic-embed2", False),
         ("granite-embedding:278m", False),
@@ -476,3 +487,22 @@ def test_brackets_around_nothing_name_no_note() -> None:
 
     question = "ほかのノートで名前は書いてあるのに [[ ]] で囲まれていない箇所"
     assert find_mentions(question)[0] == [] and find_connection("what relates to [[ ]]?") is None
+
+
+async def test_a_model_that_reads_chinese_is_not_held_to_the_keyword_rule(fake_ollama, tmp_path, settings_for):
+    """The rule for a Chinese or Japanese question over an English-only model (ranked by keywords alone,
+    declined when it names something no note holds) does not fire for a model that reads the language:
+    its cosines are evidence, for Chinese questions and for passages in Chinese alike."""
+    question = "扫描老照片以后用 Darktable 怎么整理？"  # (the album project's own words, a tool no note names)
+    for model, declined in (("all-minilm", True), ("multilingual-e5-small", False)):
+        fake_ollama.fake.embed_models[model] = 32
+        (tmp_path / model).mkdir()
+        vault = _cjk_vault(tmp_path / model)
+        async with open_services(
+            settings_for(vault, embed_model=model, index_dir=tmp_path / model / "idx")
+        ) as services:
+            await services.indexer.sync()
+            found = await services.searcher.search_question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            assert found.declined is declined, model
+            if not declined:
+                assert found.hits[0].path == "家庭相册数字化.md"
