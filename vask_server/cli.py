@@ -183,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare",
         action="store_true",
         help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid (what ask "
-        "does), hybrid-depth10 (ten distinct notes, one passage each: how far down a miss sits), hybrid-rrf "
+        "does), hybrid-depth10 (ten distinct notes, one passage each: how far down a miss sits), hybrid-raw-cosines "
+        "(the model's cosines fused as they come, not moved onto the fusion's scale), hybrid-rrf "
         "(reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous decline rule "
         "(hybrid-question-decline); all but baseline and hybrid-depth10 retrieve as ask does (--top-k)",
     )

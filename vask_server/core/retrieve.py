@@ -10,6 +10,7 @@ from typing import Any
 
 from vask_server.core.cjk import CJK_CHARS, cjk_words, has_cjk
 from vask_server.core.models import Hit
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.core.scope import Scope
 
 RRF_K = 60
@@ -234,8 +235,11 @@ def fuse_convex(
     *,
     query: str = "",
     alpha: float = CONVEX_ALPHA,
+    scale: CosineScale = IDENTITY,
 ) -> list[Ranked]:
     """Convex combination: alpha × cosine + (1 − alpha) × BM25 divided by the query's best BM25.
+    The cosine is the index's moved onto the scale these weights were chosen on (`scale`,
+    core/scale.py); each Ranked keeps its own.
 
     Unlike reciprocal ranks, it keeps how strong each match is: a keyword list whose best match
     is one common word ("Spanish", "app") no longer counts as much as a close semantic match. On
@@ -257,7 +261,8 @@ def fuse_convex(
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
         if item.exact:
             keyword += 1.0
-        item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
+        cosine = scale(item.similarity) if item.similarity is not None else 0.0  # (none: not embedded yet)
+        item.fused = alpha * cosine + (1.0 - alpha) * keyword
         if (item.exact and keyword_style) or item.quoted or key == standout:
             item.fused += EXACT_LIFT
     return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)

@@ -66,6 +66,9 @@ PRESETS: dict[str, EvalConfig] = {
     # The same as hybrid, with the time a question names left unread: what time questions got before dates.
     "hybrid-no-time": EvalConfig("hybrid-no-time", RankingVariant(mode="hybrid"), 0.25, read_time=False),
     "hybrid+graph": EvalConfig("hybrid+graph", RankingVariant(mode="hybrid", graph=True), 0.25),
+    # Convex fusion of the cosines as the model gives them, before they were moved onto the scale its
+    # weights were chosen on (core/scale.py): the same ranking with all-minilm, not with other models.
+    "hybrid-raw-cosines": EvalConfig("hybrid-raw-cosines", RankingVariant(mode="hybrid", cosines="raw"), 0.25),
     # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
     "hybrid-rrf": EvalConfig("hybrid-rrf", RankingVariant(mode="hybrid", fusion="rrf"), 0.25),
     # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
@@ -81,6 +84,7 @@ COMPARE_CONFIGS = (
     "vector",
     "hybrid",
     "hybrid-depth10",
+    "hybrid-raw-cosines",
     "hybrid-rrf",
     "hybrid+graph",
     "hybrid-question-decline",

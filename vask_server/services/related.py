@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from vask_server.adapters.store import Store
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.services.active_index import ActiveIndex
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
@@ -14,10 +15,18 @@ _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for h
 
 
 async def related_notes(
-    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int
+    store: Store, graphs: LinkGraphs, index: ActiveIndex, path: str, top_k: int, scale: CosineScale = IDENTITY
 ) -> list[dict[str, Any]]:
+    """`scale`: the index's cosines on the scale connections are ranked on (services/ranking.cosine_scale)."""
     connected = await find_connections(
-        store, graphs, index.suffix, index.dimension, path, top_k=top_k, keyword_terms=index.keyword_terms
+        store,
+        graphs,
+        index.suffix,
+        index.dimension,
+        path,
+        top_k=top_k,
+        keyword_terms=index.keyword_terms,
+        scale=scale,
     )
     return [
         {

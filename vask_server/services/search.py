@@ -59,7 +59,7 @@ from vask_server.services.active_index import ActiveIndex, active_index
 from vask_server.services.calibrator import Calibrator
 from vask_server.services.connections import find_connections
 from vask_server.services.graph import LinkGraphs
-from vask_server.services.ranking import Ranking, RetrievalConfig
+from vask_server.services.ranking import Ranking, RetrievalConfig, cosine_scale
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +237,7 @@ class Searcher:
             filters=understood.filters,
             question_vector=vector,
             keyword_terms=index.keyword_terms,
+            scale=cosine_scale(await self.calibrator.for_index(index)),
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index.suffix)
@@ -461,8 +462,8 @@ class Searcher:
         # nothing (unrelated Chinese passages sit at 0.56), so the keyword side ranks alone.
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
-        ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind)
         calibration = await self.calibrator.for_index(index)
+        ranked = config.fuse(vector_rows, text_rows, query=query, blind=blind, scale=cosine_scale(calibration))
         ranked = await config.boost(ranked, lambda: self.graphs.get(index.suffix))
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
         evidence = best

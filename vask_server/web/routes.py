@@ -24,6 +24,7 @@ from vask_server.services.doctor import report as doctor_report
 from vask_server.services.doctor import run_checks
 from vask_server.services.live import LiveIndex
 from vask_server.services.qa import AskRequest
+from vask_server.services.ranking import cosine_scale
 from vask_server.services.related import related_notes
 from vask_server.web import validation as v
 from vask_server.web.keys import LIVE, SERVICES
@@ -387,7 +388,8 @@ async def related(request: web.Request) -> web.Response:
         raise BadRequest("'top_k' must be an integer.") from None
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
-    related = await related_notes(services.store, services.searcher.graphs, index, path, top_k)
+    scale = cosine_scale(await services.searcher.calibrator.for_index(index))
+    related = await related_notes(services.store, services.searcher.graphs, index, path, top_k, scale)
     return web.json_response({"path": path, "related": related})
 
 
