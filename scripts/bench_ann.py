@@ -3,7 +3,7 @@ vector search's latency, for IVF partition counts and probe counts on an existin
 
 Rebuilds the index's ANN index (replace) for each partition count, so use a benchmark index
 (`scripts.bench index --model hash-local`), never a vault's own. Queries are the benchmark's
-(`scripts.bench.make_queries`) embedded with hash-embed's vectors in-process; `--where` adds a filter
+(`scripts.benchkit.make_queries`) embedded with hash-embed's vectors in-process; `--where` adds a filter
 (a date range, say) to every query, measured against the same filter searched exactly.
 
     uv run python -m scripts.bench_ann --index-dir /tmp/lv/index-40k --partitions 0,64,128 --nprobes 20,40,64
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from scripts.bench import LocalHashEmbedder, check_bench_dir, make_queries, percentile
+from scripts.benchkit import LocalHashEmbedder, check_bench_dir, make_queries, percentile
 
 
 async def _exact(table: Any, vector: np.ndarray, limit: int, where: str | None) -> list[str]:
@@ -76,8 +76,8 @@ async def sweep(args: argparse.Namespace) -> dict[str, Any]:
     store = await Store.open(args.index_dir)
     meta = store.read_meta()
     assert meta.active is not None, "no complete index in --index-dir"
-    suffix, dimension = str(meta.active["suffix"]), int(meta.active["dimension"])
-    table = await store.chunks(suffix, dimension)
+    dimension = meta.active.dimension
+    table = await store.tables(meta.active).chunks()
     rows = await table.count_rows()
     embedder = LocalHashEmbedder(dimension)
     queries = make_queries(args.queries, seed=args.seed)

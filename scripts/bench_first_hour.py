@@ -30,7 +30,7 @@ import urllib.error
 from pathlib import Path
 from typing import Any
 
-from scripts.bench import (
+from scripts.benchkit import (
     FAST_MODEL,
     ROOT,
     Server,

@@ -52,15 +52,15 @@ async def _one(index_dir: Path) -> dict[str, Any]:
 
     set_process_memory_policy()  # as `vask serve` runs
     from vask_server.adapters.store import Store
-    from vask_server.services.graph import LinkGraphs
+    from vask_server.services.query.graph import LinkGraphs
 
     store = await Store.open(index_dir)
-    suffix = store.read_meta().active["suffix"]
+    index = store.read_meta().searched()
     _release()
     _reset_peak()
     before = _status("VmRSS")
     started = time.perf_counter()
-    graph = await LinkGraphs(store).get(suffix)
+    graph = await LinkGraphs(store).get(index)
     source = sys.modules[LinkGraphs.__module__].__file__
     seconds = time.perf_counter() - started
     peak = _status("VmHWM") - before
@@ -91,13 +91,11 @@ def _serve_once(
 ) -> dict[str, Any]:
     """A `vask serve` (of `source`'s code, else this checkout's) of the index, idle after five
     searches, then asked for one note's related notes."""
-    import socket
     import urllib.parse
-    import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    from scripts.benchkit import free_port, http_json, proc_status
+
+    port = free_port()
     env = dict(os.environ) | ({"PYTHONPATH": str(source)} if source else {})
     command = [sys.executable, "-m", "vask_server.cli", "serve", "--vault", str(vault), "--index-dir", str(index_dir)]
     command += ["--port", str(port), "--no-watch", "--ollama-host", ollama_host, "--embed-model", embed_model]
@@ -105,35 +103,28 @@ def _serve_once(
     server = subprocess.Popen(command, env=env, cwd=source, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     token = (index_dir / "token").read_text().strip()
 
-    def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method, headers=headers)
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return json.loads(response.read())
+    def call(path: str, body: dict[str, Any] | None = None) -> Any:
+        return http_json(f"http://127.0.0.1:{port}{path}", body, token, timeout=120)
 
     def status(key: str) -> int:
-        for line in Path(f"/proc/{server.pid}/status").read_text().splitlines():
-            if line.startswith(key):
-                return int(line.split()[1]) // 1024
-        raise KeyError(key)
+        return proc_status(server.pid)[key] // 2**20
 
     try:
         for _ in range(600):
             try:
-                if call("GET", "/v1/status").get("state") == "idle":
+                if call("/v1/status").get("state") == "idle":
                     break
             except OSError:
                 pass
             time.sleep(0.5)
         for query in ["tide tables", "budget review", "garden compost", "running shoes", "project plan"]:
-            call("POST", "/v1/search", {"query": query})
+            call("/v1/search", {"query": query})
         time.sleep(7)  # (searches hand freed memory back after 5 s without one)
         idle = status("VmRSS")
         Path(f"/proc/{server.pid}/clear_refs").write_text("5")
         note = next(p for p in sorted(vault.rglob("*.md")))
         started = time.perf_counter()
-        related = call("GET", "/v1/related?path=" + urllib.parse.quote(note.relative_to(vault).as_posix()))
+        related = call("/v1/related?path=" + urllib.parse.quote(note.relative_to(vault).as_posix()))
         seconds = time.perf_counter() - started
         peak = status("VmHWM")
         time.sleep(7)
@@ -189,16 +180,17 @@ def main() -> None:
             else:
                 runs.append(_run(args.index_dir, source))
             print(side, runs[-1], flush=True)
+    from scripts.benchkit import write_json
+
     record = {
-        "index_dir": str(args.index_dir),
+        "index_dir": args.index_dir.name,
         "notes": sides["this"][0].get("notes"),
         "runs": args.runs,
         "median": {side: _medians(runs) for side, runs in sides.items()},
         "all": sides,
     }
     print(json.dumps(record["median"], indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(record, indent=2) + "\n")
+    write_json(args.json, record)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ one note edited) with a model server, in wall and CPU seconds. CPU seconds (`tim
 the process's threads) move little with the load of a shared machine; wall seconds do.
 
     uv run python -m scripts.bench_keyword_sample --vault $W/vault-100000
-    uv run python -m scripts.bench_keyword_sample --vault /tmp/hub-copy --index-dir /tmp/hub-index \
+    uv run python -m scripts.bench_keyword_sample --vault $W/hub --index-dir $W/hub-index \
         --ollama-host http://127.0.0.1:11611 --rounds 5      # edits the vault: use a copy
 
 Prints one JSON record.
@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scripts.benchkit import FAST_MODEL
 from vask_server.adapters.vault import Vault
 from vask_server.config import load_settings
 from vask_server.services.context import open_services
-from vask_server.services.reading import vault_language
+from vask_server.services.sync.reading import vault_language
 
 
 def sample_step(vault: Path, runs: int) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9, help="times the sample is read")
     parser.add_argument("--index-dir", type=Path, help="also time whole syncs into this (new) index folder")
     parser.add_argument("--ollama-host", default="http://127.0.0.1:11611")
-    parser.add_argument("--model", default="hash-embed")
+    parser.add_argument("--model", default=FAST_MODEL)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     record: dict[str, Any] = {"load": os.getloadavg()[0], "sample": sample_step(args.vault, args.runs)}

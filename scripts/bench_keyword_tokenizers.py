@@ -53,7 +53,7 @@ async def measure(index_dir: Path, questions: list[dict[str, Any]]) -> dict[str,
     if not meta.active:
         raise SystemExit(f"{index_dir} holds no complete index")
     source = await lancedb.connect_async(str(index_dir / "lancedb"))
-    table = await source.open_table(f"chunks_{meta.active['suffix']}")
+    table = await source.open_table(f"chunks_{meta.active.suffix}")
     rows = await table.query().select(["id", "path", "search_text"]).to_arrow()
     texts = rows["search_text"].to_pylist()
     answerable = [q for q in questions if q["expected"]]

@@ -1,4 +1,4 @@
-"""Text extraction speed of the PDF libraries considered for vask, on the same files, in one sitting.
+"""Text extraction speed of the PDF libraries considered for vask, on the same files, in one run.
 
     uv run --with pdfminer.six python -m scripts.bench_pdf_libs [PDF ...] [--repeat 5]
 

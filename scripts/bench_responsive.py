@@ -1,4 +1,4 @@
-"""`scripts.bench responsive`: does `vask serve` stay responsive while it syncs a large vault (issue 16)?
+"""`scripts.bench responsive`: does `vask serve` stay responsive while it syncs a large vault?
 
 Two syncs of a real `vask serve` subprocess, each watched from threads of this process while it runs:
 `GET /v1/status` every 0.25 s (latency, and when its `done` figure moves), `POST /v1/search` every
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scripts import bench
+from scripts import benchkit
 
 STATUS_EVERY = 0.25
 SEARCH_EVERY = 1.0
@@ -81,7 +81,7 @@ def timed_call(url: str, body: Any = None, token: str | None = None, timeout: fl
 class Watch:
     """Threads that poll a running server until `stop`; what they saw, in order."""
 
-    server: bench.Server
+    server: benchkit.Server
     queries: Sequence[str]
     status: list[Call] = field(default_factory=list)
     health: list[Call] = field(default_factory=list)
@@ -178,7 +178,7 @@ def in_step(status: dict[str, Any]) -> bool:
 
 
 def latency(calls: Sequence[Call]) -> dict[str, Any] | None:
-    return bench.summary_ms([c.seconds for c in calls]) if calls else None
+    return benchkit.summary_ms([c.seconds for c in calls]) if calls else None
 
 
 def by_status(calls: Sequence[Call]) -> dict[str, int]:
@@ -316,13 +316,13 @@ def ann_build(log: Path, chunks: int, timeout: float = 600.0) -> dict[str, Any] 
 
 
 def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
-    bench.claim_bench_dir(args.index_dir, fresh=True)
+    benchkit.claim_bench_dir(args.index_dir, fresh=True)
     log = args.work / "responsive-serve.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    queries = bench.make_queries(args.queries, seed=args.seed)
+    queries = benchkit.make_queries(args.queries, seed=args.seed)
     load_before = os.getloadavg()
-    server = bench.start_server(
-        args.vault, args.index_dir, args.ollama_host, args.model, bench.free_port(), log=log, VASK_LOG_LEVEL="info"
+    server = benchkit.start_server(
+        args.vault, args.index_dir, args.ollama_host, args.model, benchkit.free_port(), log=log, VASK_LOG_LEVEL="info"
     )
     try:
         # (a) the first sync, watched from the first status answer on
@@ -335,7 +335,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         notes, chunks = int(in_step.body["notes"]), int(in_step.body["chunks"])
         print(f"first sync: {notes} notes, {chunks} chunks in step {first_sync['in_step_s']} s after the spawn")
         ann = ann_build(log, chunks)
-        first_peak = bench.proc_status(server.process.pid).get("VmHWM")  # the first sync's and its ANN build's
+        first_peak = benchkit.proc_status(server.process.pid).get("VmHWM")  # the first sync's and its ANN build's
 
         # (b) the same queries on the idle server, then during a resync of every note
         idle = [timed_call(server.base + "/v1/search", {"query": q}, server.token, timeout=60) for q in queries]
@@ -348,12 +348,12 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
             done = resync.wait_in_step(reindex.answered_at, args.timeout)
         second = phase_record(resync, start, done.answered_at, in_step.body["last_report"])
         second["touched"] = touched
-        rss = bench.proc_status(server.process.pid)
+        rss = benchkit.proc_status(server.process.pid)
     finally:
         server.stop()
     idle_ok = [c for c in idle if c.status == 200]
     record = {
-        "vault": str(args.vault),
+        "vault": args.vault.name,
         "model": args.model,
         "notes": notes,
         "chunks": chunks,
@@ -373,7 +373,7 @@ def run_responsive(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss_bytes": rss.get("VmHWM"),
     }
     print_responsive(record)
-    bench.write_json(args.json, record)
+    benchkit.write_json(args.json, record)
     return record
 
 
@@ -436,7 +436,7 @@ def print_responsive(record: dict[str, Any]) -> None:
             f"{_field(second['search']['latency_200'], 'p95_ms')} ms",
         ),
     ]
-    bench.print_table(f"responsiveness during a sync ({record['notes']} notes, {record['chunks']} chunks)", rows)
+    benchkit.print_table(f"responsiveness during a sync ({record['notes']} notes, {record['chunks']} chunks)", rows)
     if any(k.startswith("409") for k in first["search"]["answers"]):
         print("  (during the first build /v1/search answers 409 not_indexed: there is no index to search yet)")
 

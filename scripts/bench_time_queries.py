@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from scripts.bench import (
+from scripts.benchkit import (
     DEFAULT_HOST,
     FAST_MODEL,
-    _wait_background,
     free_port,
     make_queries,
     ollama_running,
     print_table,
     summary_ms,
+    wait_background,
     write_json,
 )
 
@@ -54,7 +54,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
 
     from vask_server.adapters.sql import filters_to_where
     from vask_server.config import load_settings
-    from vask_server.core.question import understand
+    from vask_server.core.question import Question, understand
     from vask_server.core.retrieve import Filters, topic_query
     from vask_server.web.app import create_app
     from vask_server.web.keys import LIVE, SERVICES
@@ -88,7 +88,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
     try:
         await app[LIVE].wait_idle(timeout=600)
         services = app[SERVICES]
-        await _wait_background(services.store)
+        await wait_background(services.store)
         searcher = services.searcher
         index = searcher.active()
         timed = [with_time(q, args.phrase) for q in queries]
@@ -96,7 +96,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         texts: set[str] = set()
         ranges = set()
         for query in [*queries, *timed]:
-            understood = understand(query, today=today)
+            understood = understand(Question(query, today=today, top_k=6, min_similarity=0.0))
             texts.update(filter(None, [understood.text, topic_query(understood.text)]))
             if understood.time_range is not None:
                 ranges.add((understood.time_range.start, understood.time_range.end))
@@ -113,7 +113,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         ((start, end),) = ranges
         if start is None or end is None:
             raise SystemExit(f"'{args.phrase}' read as an open range: pick a phrase with both ends")
-        table = await services.store.chunks(index.suffix, index.dimension)
+        table = await services.store.tables(index).chunks()
         where = filters_to_where(Filters(date_from=start, date_to=end))
         in_range = await table.count_rows(f"({where}) AND kind = 'chunk'")
         token = (args.index_dir / "token").read_text().strip()
@@ -144,7 +144,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
                 pair = [("plain", plain), ("timed", dated)]
                 for kind, query in pair if n % 2 == 0 else reversed(pair):
                     await one(kind, query)
-        chunks = await services.store.count_chunks(index.suffix, index.dimension)
+        chunks = await services.store.tables(index).count_chunks()
         plain_s, timed_s = summary_ms(times["plain"]), summary_ms(times["timed"])
         return {
             "chunks": chunks,

@@ -1,5 +1,5 @@
 """How many absent and answerable questions "not in your notes" declines at each VASK_DECLINE_SIGMAS,
-over every question set of sample_vault but the newest blind one, as `vask eval` counts them.
+over every question set of sample_vault but the unseen one, as `vask eval` counts them.
 
     uv run python scripts/decline_sweep.py --vault sample_vault 0.75,1,1.5,2
     uv run python scripts/decline_sweep.py --vault sample_vault --instruction 0.75,1,1.5,2
@@ -19,12 +19,12 @@ import io
 import json
 from pathlib import Path
 
-from vask_server.cli import main as vask
+from vask_server.cli.command import main as vask
 from vask_server.core.embed_prompts import prompts_for
 
 ROOT = Path(__file__).resolve().parent.parent
-# Every set the factor may be chosen on: the newest blind set is left out, to judge the choice.
-HELD_OUT = "questions-ninth.jsonl"
+# Every set the factor may be chosen on: the unseen set is left out, to judge the choice.
+HELD_OUT = "questions-unseen.jsonl"
 NOW = "2026-04-01"  # the day the questions without a day of their own are asked
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from vask_server.adapters.sql import sql_string
 from vask_server.config import load_settings
+from vask_server.core.question import Question
 from vask_server.core.retrieve import Filters
 from vask_server.services.context import open_services
 
@@ -44,16 +45,17 @@ async def evaluate(questions: list[dict[str, Any]], vault: Path, index_dir: Path
     async with open_services(settings) as services:
         searcher = services.searcher
         index = searcher.active()
-        graph = await searcher.graphs.get(index.suffix)
+        graph = await searcher.graphs.get(index)
         for q in questions:
             asked = date.fromisoformat(q["asked_at"]) if q.get("asked_at") else date(2026, 12, 5)
-            result = await searcher.search_question(
+            question = Question(
                 q["question"],
                 today=asked,
                 top_k=DEPTH,
                 min_similarity=0.0,
-                current_note=q["seed"] if q.get("current_note") else None,
+                open_note=q["seed"] if q.get("current_note") else None,
             )
+            result = await searcher.search_question(question)
             seed = q["seed"]
             # the connections: the seed's own passages, kept first when the question may be about it
             # ("what could help with [[X]]?"), are no connection and take no place
@@ -95,7 +97,7 @@ async def _has_passage_in(services: Any, index: Any, path: str, filters: Filters
     from vask_server.adapters.sql import filters_to_where
 
     where = f"path = {sql_string(path)} AND kind = 'chunk' AND {filters_to_where(filters)}"
-    return bool((await services.store.all_chunk_rows(index.suffix, index.dimension, ["id"], where=where)).num_rows)
+    return bool((await services.store.tables(index).all_chunk_rows(["id"], where=where)).num_rows)
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from vask_server.config import load_settings
+from vask_server.core.question import Question
 from vask_server.core.scope import Mention, resolve
 from vask_server.errors import VaskError
 from vask_server.services.context import open_services
-from vask_server.services.search import SearchResult
+from vask_server.services.query.search import SearchResult
 
 ASKED_ON = date(2026, 12, 5)
 
@@ -56,14 +57,15 @@ async def evaluate(
 
             async def ask(connect: bool, question: str = q["question"]) -> SearchResult | VaskError:
                 try:
-                    return await searcher.search_question(
+                    asked = Question(
                         question,
                         today=ASKED_ON,
                         top_k=settings.top_k,
                         min_similarity=settings.min_similarity,
-                        current_note=open_note,
+                        open_note=open_note,
                         connect=connect,
                     )
+                    return await searcher.search_question(asked)
                 except VaskError as exc:  # (a mention that names nothing, "this note" with none open)
                     return exc
 

@@ -3,7 +3,7 @@
 `../shared/ollama-shim` makes hash-embed's vectors in pure Python: a first sync of 100,000 notes
 through it takes over an hour here. This server speaks the part of Ollama's API vask uses for
 embedding (`/api/tags`, `/api/show`, `/api/embed`) and makes the same vectors with
-`scripts.bench.LocalHashEmbedder`, in its own process. So `vask index` and `vask serve` run as a
+`scripts.benchkit.LocalHashEmbedder`, in its own process. So `vask index` and `vask serve` run as a
 user runs them, embedding over HTTP, and their memory is theirs alone (the embedder's feature
 cache lives here, not in the process measured).
 
@@ -21,7 +21,7 @@ import asyncio
 
 from aiohttp import web
 
-from scripts.bench import DIMENSIONS, LocalHashEmbedder, hash_model
+from scripts.benchkit import DIMENSIONS, LocalHashEmbedder, hash_model
 
 
 def _model(body: dict[str, object]) -> str:

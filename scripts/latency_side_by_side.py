@@ -3,8 +3,9 @@ compare them side by side.
 
 usage: (cd CHECKOUT && uv run python /path/to/scripts/latency_side_by_side.py INDEX_DIR LABEL)
 with OLLAMA_HOST and VASK_EMBED_MODEL set (hash-embed: the model is not what is measured). The 120 questions
-are the first of tests/eval/questions-*.jsonl without the time set; a checkout from before questions about time has
-no search_question, and is timed through search.
+are the first of tests/eval/questions-*.jsonl without the time set. A checkout whose searcher takes the question
+as one value is timed through it; one from before that, through search_question's keywords; one from before
+questions about time has no search_question, and is timed through search.
 """
 
 import asyncio
@@ -18,6 +19,11 @@ from pathlib import Path
 
 from vask_server.config import load_settings
 from vask_server.services.context import open_services
+
+try:
+    from vask_server.core.question import Question
+except ImportError:  # (a checkout from before it)
+    Question = None
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +43,9 @@ async def main():
         times = []
         for q in qs:
             t = time.perf_counter()
-            if fn:
+            if fn and Question is not None:
+                await fn(Question(q, today=date(2026, 4, 1), top_k=6, min_similarity=0.25))
+            elif fn:
                 await fn(q, today=date(2026, 4, 1), top_k=6, min_similarity=0.25)
             else:
                 await sv.searcher.search(q, top_k=6, min_similarity=0.25)

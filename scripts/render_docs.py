@@ -9,7 +9,7 @@ hand-written. tests/test_render_docs.py holds the checked-in docs to what this r
 
 What is generated:
 - docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes`
-  (docs/bench/sizes.json, through `scripts.bench.sizes_table`), `bench-first-hour`
+  (docs/bench/sizes.json, through `scripts.bench_sizes.sizes_table`), `bench-first-hour`
   (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
@@ -17,7 +17,7 @@ What is generated:
   (docs/eval/named-*.json and their first runs),
   `eval-non-english` (docs/eval/non-english/blind-*.json), `eval-failures` (the failures listed in
   the records of the sets never tuned on).
-- docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.build_parser()`.
+- docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.command.build_parser()`.
 - docs/MODEL-SERVERS.md: `model-instructions`, the instructions each model family is sent, from
   `vask_server.core.embed_prompts.FAMILIES`.
 
@@ -185,7 +185,7 @@ def bench_all() -> str:
 
 
 def bench_sizes() -> str:
-    from scripts.bench import sizes_table
+    from scripts.bench_sizes import sizes_table
 
     record = load(BENCH / "sizes.json")
     intro = made_by(
@@ -199,7 +199,7 @@ def bench_sizes() -> str:
 
 
 def bench_sizes_1024() -> str:
-    from scripts.bench import sizes_table
+    from scripts.bench_sizes import sizes_table
 
     record = load(BENCH / "sizes-1024.json")
     intro = made_by(
@@ -312,20 +312,24 @@ def bench_overhead() -> str:
 EVAL_MODEL = "`all-minilm` (the Ollama stand-in's)"
 # set name -> (its record, its questions file, how it is labelled)
 EVAL_SETS: dict[str, tuple[str, str, str]] = {
-    "ninth": ("ninth.json", "questions-ninth.jsonl", "ninth (blind, run once)"),
-    "last": ("last.json", "questions-last.jsonl", "last"),
-    "seventh": ("seventh.json", "questions-seventh.jsonl", "seventh"),
-    "eighth": ("eighth.json", "questions-eighth.jsonl", "eighth"),
+    "unseen": ("unseen.json", "questions-unseen.jsonl", "unseen (run once)"),
+    "untuned-half-absent": ("untuned-half-absent.json", "questions-untuned-half-absent.jsonl", "untuned-half-absent"),
+    "untuned-mostly-answerable": (
+        "untuned-mostly-answerable.json",
+        "questions-untuned-mostly-answerable.jsonl",
+        "untuned-mostly-answerable",
+    ),
+    "untuned-absent-mix": ("untuned-absent-mix.json", "questions-untuned-absent-mix.jsonl", "untuned-absent-mix"),
     "target": ("target.json", "questions.jsonl", "target (`questions.jsonl`)"),
-    "fresh": ("fresh.json", "questions-fresh.jsonl", "fresh"),
-    "blind": ("blind.json", "questions-blind.jsonl", "blind"),
-    "final": ("final.json", "questions-final.jsonl", "final"),
-    "sixth": ("sixth.json", "questions-sixth.jsonl", "sixth"),
+    "tuned-fusion": ("tuned-fusion.json", "questions-tuned-fusion.jsonl", "tuned-fusion"),
+    "tuned-exact-match": ("tuned-exact-match.json", "questions-tuned-exact-match.jsonl", "tuned-exact-match"),
+    "tuned-decline": ("tuned-decline.json", "questions-tuned-decline.jsonl", "tuned-decline"),
+    "tuned-quoted-terms": ("tuned-quoted-terms.json", "questions-tuned-quoted-terms.jsonl", "tuned-quoted-terms"),
     "files": ("files.json", "questions-files.jsonl", "files (not blind)"),
     "files-blind": ("files-blind.json", "questions-files-blind.jsonl", "files-blind"),
     "time": ("time.json", "questions-time.jsonl", "time"),
 }
-NEVER_TUNED = ("last", "seventh", "eighth", "ninth")
+NEVER_TUNED = ("untuned-half-absent", "untuned-mostly-answerable", "untuned-absent-mix", "unseen")
 
 
 def report(name: str, config: str) -> dict[str, Any]:
@@ -472,8 +476,8 @@ def eval_connections() -> str:
         ("hub-blind", "hub, second set (`connections-hub-blind.jsonl`)", "first run, blind"),
         ("sample", "sample (`connections-sample.jsonl`)", "first run"),
         ("sample-blind", "sample, second set (`connections-sample-blind.jsonl`)", "first run, blind"),
-        ("hub-third", "hub, third set (`connections-hub-third.jsonl`)", "first run, blind"),
-        ("sample-third", "sample, third set (`connections-sample-third.jsonl`)", "first run, blind"),
+        ("hub-phrasings", "hub, phrasings (`connections-hub-phrasings.jsonl`)", "first run, blind"),
+        ("sample-phrasings", "sample, phrasings (`connections-sample-phrasings.jsonl`)", "first run, blind"),
     )
     for name, label, first_run in sets:
         first = load(EVAL / "first-runs" / f"connections-{name}-first-run.json")["summary"]
@@ -573,8 +577,8 @@ def eval_non_english() -> str:
     sets = (
         ("blind-zh", "help, Chinese (71 notes)", ("before", "half", "now")),
         ("blind-ja", "help, Japanese (64)", ("before", "half", "now")),
-        ("notes-zh-a", "notes, Chinese (2,245), set A", ("half", "now")),
-        ("notes-zh-b", "notes, Chinese (2,245), set B", ("half", "now")),
+        ("notes-zh-tuned", "notes, Chinese (2,245), tuned on", ("half", "now")),
+        ("notes-zh-unseen", "notes, Chinese (2,245), unseen", ("half", "now")),
     )
     rows = [
         [label if k == 0 else "", runs[run], *figures(f"{name}-{run}")]
@@ -651,7 +655,7 @@ def usage_part(action: argparse.Action) -> str:
 
 
 def cli() -> str:
-    from vask_server.cli import build_parser
+    from vask_server.cli.command import build_parser
     from vask_server.config import SETTINGS
 
     settings = {spec.name: spec for spec in SETTINGS}

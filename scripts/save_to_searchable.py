@@ -7,13 +7,12 @@ a JSON record. Needs Ollama (or ../shared/ollama-shim) at OLLAMA_HOST.
 
     uv run python scripts/save_to_searchable.py --vault sample_vault --edits 20
 
-`measure_edits` is also used by `scripts/bench.py edits` against a larger vault.
+`measure_edits` is also used by `scripts.bench edits` (scripts/bench_serve.py) against a larger vault.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -22,22 +21,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+from scripts.benchkit import http_json, percentile, write_json
+
 
 def request(url: str, token: str, body: dict[str, Any] | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as response:
-        return json.loads(response.read())
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
+    return http_json(url, body, token, timeout=30)
 
 
 def measure_edits(
@@ -140,9 +131,7 @@ def main() -> int:
             f"save-to-searchable over {len(latencies)} edits: median {record['median_s'] * 1000:.0f} ms, "
             f"p95 {record['p95_s'] * 1000:.0f} ms (debounce {args.debounce_ms} ms included)"
         )
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(record, indent=2) + "\n")
+        write_json(args.json, record)
         return 0
     finally:
         server.terminate()

@@ -1,6 +1,6 @@
 """Every reading of the time code, printed, so two checkouts can be compared byte for byte (`cmp`).
 
-A refactoring of `core/timeexpr.py` or `core/dates.py` should change none of what they read. This
+A refactoring of `core/time/expr.py` or `core/time/dates.py` should change none of what they read. This
 prints, one line each, what `read_time` makes of a few thousand phrasings at a few `now`s (the
 strings of the time tests, the questions of every eval set, and combinations of leads, days, tails,
 counts and units in English, Spanish, Chinese, Japanese, German and French), with `describe_range`
@@ -27,9 +27,9 @@ from datetime import date, datetime
 from pathlib import Path
 
 import vask_server
-from vask_server.core.dates import DateOptions, date_note, file_name_date, find_day, find_period, value_as_date
 from vask_server.core.parse import parse_note
-from vask_server.core.timeexpr import describe_range, read_time
+from vask_server.core.time.dates import DateOptions, date_note, file_name_date, find_day, find_period, value_as_date
+from vask_server.core.time.expr import describe_range, read_time
 
 ROOT = Path(__file__).resolve().parents[1]
 NOWS = (date(2026, 3, 30), date(2024, 2, 29), date(2025, 1, 1), date(2100, 3, 1), date(1, 1, 5))

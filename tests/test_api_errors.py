@@ -17,8 +17,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from tests.web_helpers import Api, running_app
 from vask_server.adapters.gateway import PullProgress
 from vask_server.adapters.token import add_device
+from vask_server.core.ratelimit import FailureLimiter
 from vask_server.errors import http_errors
-from vask_server.web import routes
+from vask_server.mcp.http import McpMount
+from vask_server.services import proposals as proposals_service
+from vask_server.web import proposal_routes, routes
 from vask_server.web.keys import SERVICES
 from vask_server.web.middleware import errors_middleware
 from vask_server.web.openapi import openapi_document
@@ -51,6 +54,83 @@ class Seen:
         self.by_operation.setdefault((path, "post"), set()).add((STREAMED, code))
 
 
+PROPOSAL_POSTS = (
+    "/v1/proposals",
+    "/v1/proposals/link",
+    "/v1/proposals/apply-all",
+    "/v1/proposals/{id}/apply",
+    "/v1/proposals/{id}/reject",
+    "/v1/proposals/{id}/undo",
+)
+
+
+async def proposal_errors(
+    seen: Seen, api: Api, vault: Path, phone: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each refusal of /v1/proposals, provoked (the bodies and lengths are checked above with the others)."""
+
+    async def proposed(body: dict[str, Any], path: str = "/v1/proposals/link") -> str:
+        response = await api.post(path, body)
+        assert response.status == 201, await response.text()
+        proposal_id: str = (await response.json())["proposal"]["id"]
+        return proposal_id
+
+    def op(proposal_id: str, action: str) -> str:
+        return f"/v1/proposals/{proposal_id}/{action}"
+
+    async def decided(path: str, code: str, **kwargs: Any) -> None:
+        await seen.expect(api, "POST", path, code, json={}, **kwargs)
+        key = (path.split("/")[-1], "post")
+        seen.by_operation.setdefault((f"/v1/proposals/{{id}}/{key[0]}", "post"), set()).update(
+            seen.by_operation.pop((path, "post"))
+        )
+
+    await seen.expect(api, "GET", "/v1/proposals", "bad_request", params={"state": "someday"})
+    await seen.expect(api, "GET", "/v1/proposals/{id}", "not_found")
+    missing = {"kind": "edit", "path": "Nowhere/Missing.md", "content": "x"}
+    await seen.expect(api, "POST", "/v1/proposals", "not_found", json=missing)
+    await seen.expect(api, "POST", "/v1/proposals/link", "not_found", json={"path": SEED, "target": "Gone.md"})
+    private = "03 Resources/Private diary.md"
+    (vault / private).write_text("---\nvask: exclude\n---\n# Diary\n\nsourdough\n", encoding="utf-8")
+    await seen.expect(api, "POST", "/v1/proposals", "note_excluded", json={"path": private, "content": "x"})
+    await seen.expect(api, "POST", "/v1/proposals/link", "note_excluded", json={"path": SEED, "target": private})
+    monkeypatch.setattr(proposals_service, "MAX_PENDING", 0)
+    await seen.expect(
+        api, "POST", "/v1/proposals", "queue_full", json={"kind": "create", "path": "N.md", "content": "x"}
+    )
+    await seen.expect(api, "POST", "/v1/proposals/link", "queue_full", json={"path": SEED, "target": TARGET})
+    monkeypatch.setattr(proposals_service, "MAX_PENDING", 500)
+    await seen.expect(
+        api, "POST", "/v1/proposals/apply-all", "apply_not_allowed", json={"source": "links"}, headers=phone
+    )
+    for action in ("apply", "reject", "undo"):
+        await decided(op("000000000000", action), "not_found")
+        await decided(op("000000000000", action), "apply_not_allowed", headers=phone)
+    first = await proposed({"path": SEED, "target": TARGET})
+    await decided(op(first, "undo"), "proposal_closed")  # nothing applied yet
+    assert (await api.post(op(first, "apply"), {})).status == 200
+    await decided(op(first, "apply"), "proposal_closed")
+    await decided(op(first, "reject"), "proposal_closed")
+    seed = vault / SEED
+    seed.write_text(seed.read_text("utf-8") + "\nA line of my own.\n", encoding="utf-8")
+    await decided(op(first, "undo"), "stale_proposal")  # changed since it was applied
+    stale = await proposed({"path": SEED, "target": "Daily/2026-01-05.md"})
+    seed.write_text(seed.read_text("utf-8") + "\nAnother.\n", encoding="utf-8")
+    await decided(op(stale, "apply"), "stale_proposal")
+    excluded_later = await proposed({"path": "Home.md", "target": "Daily/2026-01-05.md"})
+    applied = await proposed({"kind": "create", "path": "Later private.md", "content": "# Later\n"}, "/v1/proposals")
+    assert (await api.post(op(applied, "apply"), {})).status == 200
+    home, later = vault / "Home.md", vault / "Later private.md"
+    home.write_text("---\nvask: exclude\n---\n" + home.read_text("utf-8"), encoding="utf-8")
+    await decided(op(excluded_later, "apply"), "note_excluded")
+    later.write_text("---\nvask: exclude\n---\n# Later\n", encoding="utf-8")
+    await decided(op(applied, "undo"), "note_excluded")
+
+
+SEED = "02 Areas/Cooking/Sourdough starter log.md"
+TARGET = "02 Areas/Running/Running log 2026.md"
+
+
 def declared(path: str, method: str) -> set[tuple[int | str, str]]:
     """The (status, code) pairs the OpenAPI document gives an operation, and its stream's codes."""
     operation = DOCUMENT["paths"][path][method]
@@ -81,7 +161,8 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         await seen.expect(api, "GET", "/v1/related", "not_indexed", params={"path": "Daily/2026-02-14.md"})
         await seen.expect_event(api, {"question": "sourdough"}, "not_indexed")
 
-    async with running_app(settings_for(vault, ollama_retries=0)) as api:
+    limiter = FailureLimiter()
+    async with running_app(settings_for(vault, ollama_retries=0), mounts=[McpMount()], limiter=limiter) as api:
         for path, method in OPERATIONS:
             if method == "options":
                 preflight = {"Access-Control-Request-Method": "POST"}
@@ -92,9 +173,14 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
                 continue
             await seen.expect(api, method, path, "unauthorized", token=False, headers={"Authorization": "Bearer no"})
             await seen.expect(api, method, path, "forbidden_host", headers={"Host": "evil.example"})
-        for path in ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first", "/v1/models/pull"):
+            limiter._failures.clear()  # (one wrong token an endpoint, more than the limit: it is tested below)
+        posts = ("/v1/search", "/v1/ask", "/v1/reindex", "/v1/index/first", "/v1/models/pull", *PROPOSAL_POSTS)
+        for path in posts:
             await seen.expect(api, "POST", path, "bad_request", data="{broken")
             await seen.expect(api, "POST", path, "payload_too_large", data=b"x" * 1_100_000)
+        for method in ("POST", "GET", "DELETE"):  # the MCP door's own checks, before the MCP SDK answers
+            await seen.expect(api, method, "/mcp", "forbidden_origin", headers={"Origin": "https://evil.example"})
+            await seen.expect(api, method, "/mcp", "payload_too_large", data=b"x" * 1_100_000)
         await seen.expect(api, "POST", "/v1/search", "scope_not_found", json={"query": "in [[Nowhere at all]]?"})
         await seen.expect(api, "POST", "/v1/ask", "scope_not_found", json={"question": "pricing #no-such-tag"})
         await seen.expect(api, "GET", "/v1/related", "bad_request")
@@ -115,6 +201,7 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         fake_ollama.fake.pull_fail_after = None
         fake_ollama.fake.fail_next = 1  # Ollama refuses the pull outright (HTTP 500): before the stream begins
         await seen.expect(api, "POST", "/v1/models/pull", "ollama_error", json={"model": "fake-chat-2"})
+        await proposal_errors(seen, api, vault, phone, monkeypatch)
         # routing: no such endpoint, no such method (documented once, for the whole API)
         await seen.expect(api, "GET", "/v1/nothing", "not_found")
         await seen.expect(api, "GET", "/v1/search", "method_not_allowed")
@@ -133,6 +220,12 @@ async def test_every_error_the_server_sends_is_documented(fake_ollama, vault, se
         await seen.expect_event(api, {"model": "fake-chat-2"}, "internal", path="/v1/models/pull")
         for name in ("_services", "_live", "openapi_document"):
             monkeypatch.setattr(routes, name, broken)
+        monkeypatch.setattr(proposal_routes, "_proposals", broken)
+
+        async def mcp_broken(*_: object) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(McpMount, "__call__", mcp_broken)
         for path, method in OPERATIONS:
             if method != "options":
                 await seen.expect(api, method, path, "internal", json={})

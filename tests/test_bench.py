@@ -1,4 +1,5 @@
-"""scripts/bench.py replaces only folders it made itself."""
+"""scripts/bench.py: the folders it replaces are only those it made itself; its steps run; the pieces the
+benchmarks share (scripts/benchkit.py) do what they say."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from scripts import bench
-from vask_server.adapters.meta import IndexMeta, write_meta
+from scripts import bench, benchkit
+from scripts.bench_sizes import sizes_table
+from vask_server.adapters.meta import IndexMeta, IndexRecord, write_meta
 
 
 def _real_index(folder: Path) -> Path:
     """A folder as a vault's own index looks: index.json, tables."""
     (folder / "lancedb" / "chunks_x.lance").mkdir(parents=True)
     (folder / "lancedb" / "chunks_x.lance" / "data").write_text("rows")
-    write_meta(folder, IndexMeta(active={"model": "all-minilm", "dimension": 384, "suffix": "all_minilm_384_f16"}))
+    write_meta(folder, IndexMeta(active=IndexRecord("all-minilm", 384, "all_minilm_384_f16")))
     return folder
 
 
@@ -61,10 +63,10 @@ def test_a_new_or_empty_folder_is_used_marked_and_may_be_replaced_next_time(smal
     empty.mkdir()
     for folder in (tmp_path / "new", empty):
         _index(small_vault, folder)
-        assert (folder / bench.BENCH_MARKER).is_file() and (folder / "index.json").is_file()
+        assert (folder / benchkit.BENCH_MARKER).is_file() and (folder / "index.json").is_file()
         (folder / "stale").write_text("from the run before")
         _index(small_vault, folder)  # the benchmark's own index: replaced
-        assert not (folder / "stale").exists() and (folder / bench.BENCH_MARKER).is_file()
+        assert not (folder / "stale").exists() and (folder / benchkit.BENCH_MARKER).is_file()
 
 
 def test_all_checks_its_index_folders_before_any_work(tmp_path):
@@ -115,7 +117,7 @@ def test_benchmarks_page_shows_the_sizes_table_of_its_record():
     """docs/BENCHMARKS.md's table of sizes is the one docs/bench/sizes.json renders to, row for row."""
     root = Path(__file__).resolve().parent.parent
     record = json.loads((root / "docs" / "bench" / "sizes.json").read_text("utf-8"))
-    table = bench.sizes_table(record)
+    table = sizes_table(record)
     assert table.count("\n") >= 10
     assert table in (root / "docs" / "BENCHMARKS.md").read_text("utf-8")
 
@@ -138,10 +140,10 @@ async def test_the_hash_embed_server_gives_the_vectors_the_in_process_embedder_m
         assert shown["model_info"]["bert.embedding_length"] == 1024
         wide = await client.post("/api/embed", json={"model": "hash-embed-1024", "input": texts})
         wide_vectors = np.array((await wide.json())["embeddings"], dtype=np.float32)
-        assert np.allclose(wide_vectors, await bench.LocalHashEmbedder(1024).embed(texts), atol=1e-7)
+        assert np.allclose(wide_vectors, await benchkit.LocalHashEmbedder(1024).embed(texts), atol=1e-7)
         answer = await client.post("/api/embed", json={"model": "hash-embed:latest", "input": texts})
         vectors = np.array((await answer.json())["embeddings"], dtype=np.float32)
-        assert np.allclose(vectors, await bench.LocalHashEmbedder().embed(texts), atol=1e-7)
+        assert np.allclose(vectors, await benchkit.LocalHashEmbedder().embed(texts), atol=1e-7)
         assert (await (await client.get("/shim/stats")).json())["embed_inputs"] == 4
         missing = await client.post("/api/embed", json={"model": "all-minilm", "input": "x"})
         assert missing.status == 404 and "not found" in (await missing.json())["error"]
@@ -161,8 +163,8 @@ def test_a_vault_with_topics_clusters_and_the_default_vault_is_unchanged(tmp_pat
         for name in ("plain", "again", "topics")
     }
     assert texts["plain"] == texts["again"]
-    embedder = bench.LocalHashEmbedder(1024)
-    assert embedder.model == "hash-embed-1024" and bench.hash_model(384) == "hash-embed"
+    embedder = benchkit.LocalHashEmbedder(1024)
+    assert embedder.model == "hash-embed-1024" and benchkit.hash_model(384) == "hash-embed"
 
     def nearest(name: str) -> float:
         import numpy as np

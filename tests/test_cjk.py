@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
+from vask_server.adapters.meta import IndexRecord
 from vask_server.core.cjk import (
     CJK,
     SIMPLE,
@@ -28,14 +29,14 @@ from vask_server.core.keyword_choice import (
     SAMPLE_NOTES,
     KeywordChoice,
     choose_keyword_terms,
-    recorded_language,
     sample_paths,
     spread,
 )
 from vask_server.core.language import looks_english, not_english_share
 from vask_server.core.model_languages import language_advice, reads_only_english
+from vask_server.core.question import Question
 from vask_server.core.retrieve import content_words, covers_query, holds_quoted, named_terms, quoted_terms
-from vask_server.core.timeexpr import read_time
+from vask_server.core.time.expr import read_time
 from vask_server.services.context import index_status, open_services
 from vask_server.services.doctor import _language_checks
 
@@ -232,7 +233,7 @@ def _cjk_vault(tmp_path: Path) -> Path:
 
 async def _keyword_paths(services, text: str) -> list[str]:  # type: ignore[no-untyped-def]
     index = services.searcher.active()
-    rows = await services.store.text_search(index.suffix, index.dimension, keyword_text(text, index.keyword_terms), 5)
+    rows = await services.store.tables(index).text_search(keyword_text(text, index.keyword_terms), 5)
     return [row["path"] for row in rows]
 
 
@@ -241,15 +242,15 @@ async def test_a_chinese_vault_gets_cjk_terms_and_its_words_are_found(fake_ollam
     async with open_services(settings_for(vault)) as services:
         await services.indexer.sync()
         meta = services.store.read_meta()
-        assert meta.active is not None and meta.active["keyword_terms"] == CJK
-        assert meta.active["not_english"] == pytest.approx(0.8)
+        assert meta.active is not None and meta.active.keyword_terms == CJK
+        assert meta.active.not_english == pytest.approx(0.8)
         assert (await _keyword_paths(services, "福贵"))[0] == "读书笔记 - 活着.md"
         assert (await _keyword_paths(services, "片儿川"))[0] == "日记 - 杭州周末.md"
         assert (await _keyword_paths(services, "紅葉"))[0] == "京都旅行メモ.md"
         assert (await _keyword_paths(services, "Lightroom"))[0] == "家庭相册数字化.md"  # English inside Chinese
         assert (await _keyword_paths(services, "starter"))[0] == "Sourdough.md"
         result = await services.searcher.search_question(
-            "扫描仪用的什么分辨率？", today=TODAY, top_k=3, min_similarity=0.0
+            Question("扫描仪用的什么分辨率？", today=TODAY, top_k=3, min_similarity=0.0)
         )
         assert result.hits and result.hits[0].path == "家庭相册数字化.md"
 
@@ -264,13 +265,13 @@ async def test_a_change_of_keyword_terms_cuts_the_stored_text_anew_without_readi
     async with open_services(settings_for(vault, keyword_tokenizer="simple")) as services:
         report = await services.indexer.sync()
         assert report.changed == 0 and report.chunks_embedded == 0  # no note read again: the rows are cut anew
-        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == SIMPLE
         assert await _keyword_paths(services, "片儿川") == []  # a clause is one "word" again
         assert (await _keyword_paths(services, "starter"))[0] == "Sourdough.md"
     async with open_services(settings_for(vault, keyword_tokenizer="auto")) as services:
         report = await services.indexer.sync()  # a whole sync under auto reads the notes again, and chooses
         assert report.changed == 0 and report.chunks_embedded == 0
-        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == CJK
         assert (await _keyword_paths(services, "福贵"))[0] == "读书笔记 - 活着.md"
         assert (await _keyword_paths(services, "片儿川"))[0] == "日记 - 杭州周末.md"
     assert fake_ollama.fake.embed_inputs == 2  # each process asks the model its dimension once: no passage
@@ -290,7 +291,7 @@ def _english(n: int) -> str:
 def test_chinese_notes_named_after_every_english_one_still_get_cjk_terms(cli_env, tmp_path, capsys, settings_for):
     """300 English notes and 50 Chinese ones whose names sort after them all: a sample of the vault's
     first paths read English notes only, and a Chinese word was then found by no keyword search."""
-    from vask_server.cli import main
+    from vask_server.cli.command import main
 
     vault = tmp_path / "mixed"
     vault.mkdir()
@@ -331,20 +332,20 @@ async def test_a_vault_whose_mix_changes_switches_its_keyword_terms_and_embeds_n
     settings = settings_for(vault)
     async with open_services(settings) as services:
         await services.indexer.sync()
-        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == SIMPLE
         assert "Travel.md" not in await _keyword_paths(services, "片儿川")
-        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
-        before = await services.store.all_chunk_rows(suffix, dimension, ["id", "vector"], "path = 'Travel.md'")
+        tables = services.store.tables(services.searcher.active())
+        before = await tables.all_chunk_rows(["id", "vector"], "path = 'Travel.md'")
 
         for n in range(3):  # the mix changes: Chinese notes come
             (vault / f"日记 {n}.md").write_text(_chinese(n), encoding="utf-8")
         fake_ollama.fake.reset_counters()
         report = await services.indexer.sync()
-        new_rows = await services.store.all_chunk_rows(suffix, dimension, ["id"], "path LIKE '日记%'")
+        new_rows = await tables.all_chunk_rows(["id"], "path LIKE '日记%'")
         assert fake_ollama.fake.embed_inputs == report.chunks_embedded == new_rows.num_rows  # only the new notes'
-        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == CJK
         assert "Travel.md" in await _keyword_paths(services, "片儿川")  # its stored text, cut anew
-        after = await services.store.all_chunk_rows(suffix, dimension, ["id", "vector"], "path = 'Travel.md'")
+        after = await tables.all_chunk_rows(["id", "vector"], "path = 'Travel.md'")
         assert after.sort_by("id").equals(before.sort_by("id"))  # the same rows and vectors
         assert (await index_status(services))["language"]["keyword_reason"] == (
             "3 of the 24 notes read are written mostly in Chinese or Japanese"
@@ -355,7 +356,7 @@ async def test_a_vault_whose_mix_changes_switches_its_keyword_terms_and_embeds_n
         fake_ollama.fake.reset_counters()
         await services.indexer.sync()
         assert fake_ollama.fake.embed_inputs == 0
-        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == SIMPLE
         assert "Travel.md" not in await _keyword_paths(services, "片儿川")
         assert set(await _keyword_paths(services, "Hangzhou")) == {"Travel.md"}
         assert (await index_status(services))["language"]["keyword_reason"] == (
@@ -373,10 +374,10 @@ async def test_a_sync_of_a_few_notes_cuts_them_as_the_index_does_until_a_whole_s
         edited = "# Sourdough\n\nFeed the starter 杭州的片儿川面条 the night before.\n"
         (vault / "Sourdough.md").write_text(edited, "utf-8")
         await services.indexer.sync(["Sourdough.md"])  # (an edit's sync, before any whole one)
-        assert services.store.read_meta().active["keyword_terms"] == SIMPLE  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == SIMPLE
         assert await _keyword_paths(services, "片儿川") == []  # every row cut one way: the index's
         await services.indexer.sync()
-        assert services.store.read_meta().active["keyword_terms"] == CJK  # type: ignore[index]
+        assert services.store.read_meta().searched().keyword_terms == CJK
         assert {"Sourdough.md", "日记 - 杭州周末.md"} <= set(await _keyword_paths(services, "片儿川"))
         reason = (await index_status(services))["language"]["keyword_reason"]
         assert reason == "set by VASK_KEYWORD_TOKENIZER=cjk"
@@ -402,19 +403,23 @@ def test_the_choice_says_why_and_is_made_again_under_another_setting_or_rule() -
     assert choose_keyword_terms("auto", 2, 1).reason() == f"1 of the 2 notes read is {mostly}"
     assert choose_keyword_terms("auto", 350, 0).terms == SIMPLE
     assert choose_keyword_terms("simple", 350, 50).reason() == "set by VASK_KEYWORD_TOKENIZER=simple"
-    active = {"keyword_terms": CJK, "keyword_choice": choice.to_record(), "not_english": 0.1}
+    index = {"model": "m", "dimension": 4, "suffix": "s"}
+    active = {**index, "keyword_terms": CJK, "keyword_choice": choice.to_record(), "not_english": 0.1}
     assert KeywordChoice.recorded(active) == choice and choice.holds_for("auto") and not choice.holds_for("cjk")
-    assert recorded_language(active, "auto") is not None and recorded_language(active, "simple") is None
-    older = {**active, "keyword_choice": {**choice.to_record(), "rule": 1}}
-    assert recorded_language(older, "auto") is None  # (a choice made by an older rule is made again)
-    assert recorded_language({"keyword_terms": SIMPLE, "not_english": 0.0}, "auto") is None  # (none recorded)
+    record = IndexRecord.from_json(active, complete=True)
+    assert record is not None and record.keyword_choice == choice
+    assert record.language("auto") is not None and record.language("simple") is None
+    older = IndexRecord.from_json({**active, "keyword_choice": {**choice.to_record(), "rule": 1}}, complete=True)
+    assert older is not None and older.language("auto") is None  # (a choice made by an older rule is made again)
+    unrecorded = IndexRecord.from_json({**index, "keyword_terms": SIMPLE, "not_english": 0.0}, complete=True)
+    assert unrecorded is not None and unrecorded.language("auto") is None  # (none recorded)
 
 
 async def test_an_english_vault_keeps_the_simple_index_and_its_fingerprint(fake_ollama, small_vault, settings_for):
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
         meta = services.store.read_meta()
-        assert meta.active is not None and meta.active["keyword_terms"] == SIMPLE and meta.active["not_english"] == 0
+        assert meta.active is not None and meta.active.keyword_terms == SIMPLE and meta.active.not_english == 0
         assert "keyword_terms" not in json.loads(meta.extra["chunking"])  # indexes built before are not redone
         status = await index_status(services)
         assert status["language"] == {
@@ -435,7 +440,7 @@ async def test_an_english_only_model_ranks_cjk_questions_by_keywords_and_decline
         await services.indexer.sync()
 
         async def ask(question: str):  # type: ignore[no-untyped-def]
-            return await services.searcher.search_question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            return await services.searcher.search_question(Question(question, today=TODAY, top_k=3, min_similarity=0.0))
 
         for question, path in (("福贵最后剩下了什么？", "读书笔记 - 活着.md"), ("东福寺的紅葉", "京都旅行メモ.md")):
             found = await ask(question)
@@ -473,7 +478,7 @@ def test_doctor_chooses_as_a_sync_does_and_says_when_the_index_cuts_otherwise(tm
     first = f"the first sync will use cjk (Chinese and Japanese cut into pairs): {reason}"
     assert keywords.level == "ok" and keywords.detail == first
     # an index that chose before its reason was recorded (by the first 200 paths: English notes only)
-    active = {"model": "fake-embed", "dimension": 96, "suffix": "s", "keyword_terms": SIMPLE, "not_english": 0.0}
+    active = IndexRecord("fake-embed", 96, "s", SIMPLE, not_english=0.0)
     settings.resolved_index_dir().mkdir(parents=True)
     write_meta(settings.resolved_index_dir(), IndexMeta(active=active))
     _, keywords = _language_checks(settings, notes)
@@ -502,7 +507,8 @@ async def test_a_model_that_reads_chinese_is_not_held_to_the_keyword_rule(fake_o
             settings_for(vault, embed_model=model, index_dir=tmp_path / model / "idx")
         ) as services:
             await services.indexer.sync()
-            found = await services.searcher.search_question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            found = await services.searcher.search_question(asked)
             assert found.declined is declined, model
             if not declined:
                 assert found.hits[0].path == "家庭相册数字化.md"

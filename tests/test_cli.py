@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_ollama import CHAT_MODEL
-from vask_server.cli import main
+from vask_server.cli.command import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -295,15 +295,15 @@ def test_a_question_about_a_day_the_calendar_lacks_is_answered_with_a_notice(cli
 def test_a_command_name_starts_a_command_only_when_the_words_after_it_are_that_commands(argv, command):
     """The documented rule: `index`, `status`, `serve`, `doctor`, `pause`, `resume` take no words; `token`
     takes add/list/revoke and a name; `eval` one file; more words than that are a question."""
-    from vask_server.cli import build_parser, normalise_argv
+    from vask_server.cli.command import build_parser, normalise_argv
 
     normalised = normalise_argv(argv)
     assert build_parser().parse_args(normalised).command == command
 
 
 def test_an_unexpected_failure_is_reported_as_a_bug_with_its_own_exit_code(cli_env, vault, capsys, monkeypatch):
-    import vask_server.cli as cli_module
-    import vask_server.index_cli as index_cli
+    import vask_server.cli.command as cli_module
+    import vask_server.cli.index as index_cli
 
     async def broken(args, services):
         raise RuntimeError("something inside broke")

@@ -5,13 +5,14 @@ time and scope, through /v1/search, /v1/ask, the command line and the related-no
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.connect import find_connection
-from vask_server.core.question import understand
+from vask_server.core.question import Question, understand
 from vask_server.core.scope import Directory
 
 SEED = "01 Projects/Launch Tidepool app.md"
@@ -93,26 +94,24 @@ def test_other_mentions_stay_a_scope(question):
     assert find_connection(question) is None
 
 
+def _asked(text: str, **fields: Any) -> Question:
+    return Question(text, today=date(2026, 3, 30), top_k=6, min_similarity=0.0, **fields)
+
+
 def test_the_seed_is_resolved_and_leaves_the_scope_while_time_and_other_mentions_stay():
     directory = Directory([SEED, "Daily/2026-03-01.md", "03 Resources/Books/Shape Up.md"], ["tidepool"])
     understood = understand(
-        "In [[Shape Up]], what from the last three months connects to [[Launch Tidepool app]]?",
-        today=date(2026, 3, 30),
-        directory=directory,
+        _asked("In [[Shape Up]], what from the last three months connects to [[Launch Tidepool app]]?"), directory
     )
     assert understood.seed == SEED
     assert understood.scope is not None and understood.scope.notes == ("03 Resources/Books/Shape Up.md",)
     assert understood.time_range is not None and understood.time_range.start == date(2025, 12, 30)
     # "this note" is the note the caller says is open; without one, no seed (the caller says so)
-    open_note = understand(
-        "what relates to this note?", today=date(2026, 3, 30), directory=directory, current_note="Daily/2026-03-01.md"
-    )
+    open_note = understand(_asked("what relates to this note?", open_note="Daily/2026-03-01.md"), directory)
     assert open_note.seed == "Daily/2026-03-01.md"
-    assert understand("what relates to this note?", today=date(2026, 3, 30), directory=directory).seed is None
+    assert understand(_asked("what relates to this note?"), directory).seed is None
     # read without the connection: [[X]] is a scope again (the chip's "search as asked")
-    plain = understand(
-        "what connects to [[Launch Tidepool app]]?", today=date(2026, 3, 30), directory=directory, read_connection=False
-    )
+    plain = understand(_asked("what connects to [[Launch Tidepool app]]?", connect=False), directory)
     assert plain.seed is None and plain.scope is not None and plain.scope.notes == (SEED,)
 
 
@@ -208,8 +207,8 @@ async def test_the_related_pane_is_the_same_mechanism(fake_ollama, vault, settin
 
 def test_linked_notes_come_first_with_a_third_of_the_places_kept_for_notes_not_linked_and_lists_left_out():
     from vask_server.core.models import Hit
-    from vask_server.services import connections
-    from vask_server.services.connections import Connected
+    from vask_server.services.query import connections
+    from vask_server.services.query.connections import Connected
 
     class Graph:  # how many notes each links to
         def link_count(self, path: str) -> int:

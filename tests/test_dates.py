@@ -1,4 +1,4 @@
-"""When each note, and each part of it, was written: the rules of core/dates.py, and every date of sample_vault."""
+"""When each note, and each part of it, was written: the rules of core/time/dates.py, and every date of sample_vault."""
 
 from datetime import date, datetime
 from pathlib import Path
@@ -7,7 +7,10 @@ import pytest
 
 from vask_server.adapters.vault import Vault
 from vask_server.core.chunk import chunk_note
-from vask_server.core.dates import (
+from vask_server.core.filetypes import MARKDOWN
+from vask_server.core.links import LinkResolver
+from vask_server.core.parse import parse_note
+from vask_server.core.time.dates import (
     DateOptions,
     PeriodicFormat,
     chunk_dates,
@@ -17,9 +20,6 @@ from vask_server.core.dates import (
     periodic_formats,
     value_as_date,
 )
-from vask_server.core.filetypes import MARKDOWN
-from vask_server.core.links import LinkResolver
-from vask_server.core.parse import parse_note
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[1] / "sample_vault"
 FILE_TIME = datetime(2030, 1, 2, 9, 0)  # stands for the file's modification time

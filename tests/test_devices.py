@@ -15,12 +15,12 @@ from tests.netns import make_certificates
 from tests.web_helpers import TOKEN, running_app
 from vask_server.adapters import token as tokens
 from vask_server.adapters.ollama import OllamaGateway, display_host
-from vask_server.cli import main
+from vask_server.adapters.tls import server_ssl_context
+from vask_server.cli.command import main
 from vask_server.config import load_settings
 from vask_server.core.ratelimit import FailureLimiter
 from vask_server.errors import ConfigError, OllamaFailed
 from vask_server.web.server import check_bind
-from vask_server.web.tls import server_ssl_context
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -28,7 +28,7 @@ import pytest
 
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL
 from tests.netns import Certificates, Topology, make_certificates, netns_available, random_networks
-from vask_server.cli import main as cli_main
+from vask_server.cli.command import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "obsidian-plugin"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vask_server.cli import COMMANDS, main
+from vask_server.cli.command import COMMANDS, main
 from vask_server.config import SETTINGS, SettingSpec
 from vask_server.web.openapi import openapi_document
 
@@ -161,7 +161,7 @@ def test_the_endpoint_table_has_a_row_for_each_endpoint_and_no_other(doc: str) -
 
 
 def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from vask_server.services.evaluate import COMPARE_CONFIGS
+    from vask_server.services.query.evaluate import COMPARE_CONFIGS
 
     with pytest.raises(SystemExit):
         main(["eval", "--help"])
@@ -170,7 +170,12 @@ def test_eval_compare_help_names_every_configuration_it_runs(capsys: pytest.Capt
         assert re.search(rf"(?<![\w+-]){re.escape(name)}(?![\w+-])", shown), name
 
 
-LINKED_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINKED_DOCS = [
+    ROOT / "README.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "tests" / "eval" / "README.md",
+]
 
 
 def prose(text: str) -> str:
@@ -207,3 +212,25 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(doc: Path) -
 def test_the_readme_links_every_docs_page() -> None:
     linked = {(ROOT / target.partition("#")[0]).resolve() for target in relative_links(ROOT / "README.md")}
     assert {page.resolve() for page in (ROOT / "docs").glob("*.md")} <= linked
+
+
+# A path of the machine a figure was measured on (a scratch folder, a worktree, a home folder) means
+# nothing to a reader and says who ran it where: committed docs and records name a vault by its folder's
+# name, a scratch folder as `$W`. (`/tmp/vask-bench` is the benchmark's own default `--work`.)
+MACHINE_PATH = re.compile(r"(?<![\w.~$/-])/(?:work|home|root|Users|mnt|tmp)/(?!vask-bench\b)[^\s`\"')]*")
+COMMITTED_DOCS = [
+    ROOT / "README.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "docs").rglob("*.json")),
+    *sorted((ROOT / "tests" / "eval").rglob("*.md")),
+]
+
+
+def test_no_committed_doc_or_record_names_a_path_of_the_machine_that_made_it() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}: {match}"
+        for path in COMMITTED_DOCS
+        for match in MACHINE_PATH.findall(path.read_text("utf-8"))
+    ]
+    assert not found, found

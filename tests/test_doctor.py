@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from tests.conftest import RunningFake
-from vask_server.cli import DOCTOR_FOUND_PROBLEMS, main
+from vask_server.cli.command import DOCTOR_FOUND_PROBLEMS, main
 
 
 def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
@@ -49,7 +49,11 @@ def test_all_is_well_once_indexed_and_each_check_says_what_it_found(cli_env, vau
         "keyword search": "ok",
         "port": "ok",
         "Obsidian plugin": "info",  # (not installed: said, with where to find it; nothing wrong)
+        "MCP door": "ok",
     }
+    mcp = checks["MCP door"]
+    assert f"mcp --vault {vault}" in mcp["detail"] and "answers from 68 notes" in mcp["detail"]
+    assert "read-only" in mcp["detail"] and "docs/MCP.md" in mcp["fix"]
     # a changed note: the index is behind, by how many, and how to catch up; vask still works
     (vault / "Inbox note.md").write_text("# New\n\nA new thought.\n")
     code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
@@ -65,6 +69,8 @@ def test_a_vault_without_the_plugin_and_not_indexed_yet_is_no_failure(cli_env, v
     plugin = checks["Obsidian plugin"]
     assert plugin["level"] == "info" and plugin["ok"] and "obsidian-plugin/README.md" in plugin["fix"]
     assert checks["index"]["level"] == "warn" and "not built yet" in checks["index"]["detail"]
+    assert checks["MCP door"]["level"] == "warn" and "no index to answer from yet" in checks["MCP door"]["detail"]
+    assert not (vault.parent / "index" / "lancedb").exists()  # (the checks open nothing for writing)
     assert "fail" not in levels(checks).values()
     code = main(["doctor", "--vault", str(vault), "--port", str(free_port())])
     out = capsys.readouterr().out

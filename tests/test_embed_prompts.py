@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import openai_settings
+from vask_server.adapters.meta import read_meta_json, write_meta_json
 from vask_server.adapters.vault import Vault
 from vask_server.config import load_settings
 from vask_server.core.embed_prompts import (
@@ -278,7 +279,7 @@ async def test_a_changed_query_prefix_applies_at_once_and_embeds_nothing_again(f
         report = await services.indexer.sync()
         assert report.chunks_embedded == 0 and fake_ollama.fake.embedded_texts == []
         active = services.store.read_meta().active
-        assert active["suffix"] == suffix and active["query_prompt"] == "Find: " and active["document_prompt"] == ""
+        assert (active.suffix, active.query_prompt, active.document_prompt) == (suffix, "Find: ", "")
     # `vask index` sees that only the query instruction changed: it syncs (to record it), embedding nothing
     again = settings_for(small_vault, query_prefix="Find: ")
     assert unchanged_since_last_sync(again, Vault(small_vault), services.index_dir) is not None
@@ -304,7 +305,7 @@ async def test_a_changed_document_prefix_builds_new_tables_while_the_old_ones_an
             while services.store.read_meta().building is None or fake._sync_calls == 0:
                 await asyncio.sleep(0.02)
             building = services.store.read_meta().building
-            assert building["suffix"] != old and building["document_prompt"] == "Note: "
+            assert building is not None and building.suffix != old and building.document_prompt == "Note: "
             # the old index answers meanwhile, its questions with the instruction it was searched with
             assert services.searcher.active().suffix == old
             fake.embedded_texts.clear()
@@ -314,10 +315,10 @@ async def test_a_changed_document_prefix_builds_new_tables_while_the_old_ones_an
         finally:
             fake.released.set()
         await sync
-        assert services.searcher.active().suffix == building["suffix"]
+        assert services.searcher.active().suffix == building.suffix
         # every passage of the new index was embedded with the new instruction
         assert fake.embedded_texts and all(t.startswith("Note: ") for t in fake.embedded_texts)
-        tables = (await services.store._db.list_tables()).tables
+        tables = await services.store.database.table_names()
         assert not [name for name in tables if name.endswith(old)]  # the old tables went once it was complete
         fake.embedded_texts.clear()
         await services.searcher.search(QUESTION, top_k=3, min_similarity=0.0)
@@ -333,12 +334,12 @@ async def test_an_index_made_before_instructions_were_recorded_is_read_by_its_ta
     bare = settings_for(one_note, embed_model="multilingual-e5-small", document_prefix="none")
     async with open_services(bare) as services:
         await services.indexer.sync()
-        meta = services.store.read_meta()
-        old = meta.active["suffix"]
+        data = read_meta_json(services.store.index_dir)
+        old = data["active"]["suffix"]
         assert old == "multilingual_e5_small_96_f16_d1_p1_h1"  # (the name such an index had)
         for key in ("document_prompt", "query_prompt"):
-            del meta.active[key]
-        services.store.write_meta(meta)
+            del data["active"][key]
+        write_meta_json(services.store.index_dir, data)
     card = settings_for(one_note, embed_model="multilingual-e5-small")
     async with open_services(card) as services:
         index = services.searcher.active()

@@ -3,6 +3,7 @@ turn a hit into a miss without any error."""
 
 import json
 from pathlib import Path
+from typing import Any
 
 from vask_server.core.metrics import parse_questions
 
@@ -33,3 +34,28 @@ def test_ids_are_unique_across_all_sets():
     ids = [json.loads(line)["id"] for path in SETS for line in path.read_text("utf-8").splitlines() if line.strip()]
     duplicated = {i for i in ids if ids.count(i) > 1}
     assert not duplicated, f"ids used twice: {sorted(duplicated)}"
+
+
+def test_a_set_is_its_own_split_and_its_records_name_it() -> None:
+    """`vask eval --split NAME` picks a set by the name its file has, and the records in docs/eval/
+    the docs are rendered from name the file they were run on: a rename that misses either leaves a
+    figure whose set nobody can find."""
+    splits = {"questions.jsonl": {"dev", "heldout"}, "questions-time.jsonl": {"dev", "heldout"}}
+    for path in SETS:
+        found = {json.loads(line)["split"] for line in path.read_text("utf-8").splitlines() if line.strip()}
+        assert found == splits.get(path.name, {path.stem.removeprefix("questions-")}), path.name
+    for path in sorted((ROOT / "tests" / "eval" / "connections").glob("*.jsonl")):
+        found = {json.loads(line)["split"] for line in path.read_text("utf-8").splitlines() if line.strip()}
+        assert found == {path.stem}, path.name
+    records = [p for p in (ROOT / "docs" / "eval").rglob("*.json") if "questions" in load(p)]
+    for record in records:
+        questions = load(record)["questions"]
+        if isinstance(questions, str):  # (a `vask eval` report; the connection scripts list their rows)
+            assert (ROOT / questions.split(" ")[0]).is_file(), f"{record.name}: {questions}"
+    named = {p.stem.removeprefix("questions-") for p in SETS} - {"questions", "time"}
+    assert named <= {p.stem for p in (ROOT / "docs" / "eval").glob("*.json")}, "a set without its record"
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return data

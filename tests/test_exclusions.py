@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.web_helpers import running_app
+from vask_server.core.question import Question
 from vask_server.errors import ScopeNotFound
 from vask_server.services.context import index_status, open_services
 
@@ -32,9 +33,9 @@ def _write_private_notes(vault: Path) -> None:
 async def _traces(services, markers) -> list[str]:
     """Every row of every table at every version still kept, searched for the markers and the paths."""
     found = []
-    names = (await services.store._db.list_tables()).tables
+    names = (await services.store.database.connection.list_tables()).tables
     for name in names:
-        table = await services.store._db.open_table(name)
+        table = await services.store.database.connection.open_table(name)
         for version in await table.list_versions():
             number = version["version"] if isinstance(version, dict) else version.version
             await table.checkout(number)
@@ -91,7 +92,8 @@ async def test_excluded_notes_leave_no_trace_in_any_table_version_after_one_sync
         # a question naming an excluded note hears that no such note is indexed, and no closest
         # name gives it away
         with pytest.raises(ScopeNotFound) as unmatched:
-            await services.searcher.understand("how did [[Therapy]] go?", today=date(2026, 4, 1))
+            asked = Question("how did [[Therapy]] go?", today=date(2026, 4, 1), top_k=6, min_similarity=0.0)
+            await services.searcher.understand(asked)
         assert not any("Therapy" in name or "Salary" in name for name in unmatched.value.closest)
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert not any(secret in logged for secret in [*MARKERS.values(), *MARKERS])
@@ -131,7 +133,7 @@ async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only
 ):
     """The opt-out is read from the raw text before anything about the note is logged: a parser
     failure on a private note must not put its path (or its text) in the log."""
-    from vask_server.services import reading as reading_module
+    from vask_server.services.sync import reading as reading_module
 
     caplog.set_level("DEBUG")
     private = vault / "Health" / "Diagnosis zqxdiag.md"

@@ -23,7 +23,7 @@ from vask_server.core.links import LinkResolver
 from vask_server.core.models import Hit
 from vask_server.core.paged import document_title, paged_chunks, paged_note
 from vask_server.services.context import index_status, open_services
-from vask_server.services.ranking_variants import RankingVariant
+from vask_server.services.query.ranking_variants import RankingVariant
 
 # A search that declines nothing (a fixed line at cosine 0): what a test of what is indexed looks through.
 EVERYTHING = RankingVariant(decline="fixed")

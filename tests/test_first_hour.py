@@ -11,6 +11,7 @@ import pytest
 
 from vask_server.core.plan import SyncQueue, recent_first
 from vask_server.core.progress import SyncProgress, describe_eta
+from vask_server.core.question import Question
 from vask_server.services.context import open_services
 
 DAY = 86400
@@ -93,28 +94,25 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
             # (the fake is fast: any pace counts as slow here)
             indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
             sync = asyncio.create_task(indexer.sync())
-            suffix = ""
 
             async def keyword_table_ready() -> bool:
-                nonlocal suffix
                 building = store.read_meta().building
-                suffix = building["suffix"] if building else ""
-                return bool(suffix) and store.text_ready(suffix)
+                return building is not None and store.tables(building).text_ready()
 
             await _until(keyword_table_ready)
             progress = indexer.progress
             assert progress is not None and progress.notes_total == 150 and progress.notes_done == 8
             # the 8 newest notes are the ones embedded
-            embedded = {p for p in await store.chunk_paths(suffix, 96)}
+            embedded = await store.tables(await indexer.target()).chunk_paths()
             assert embedded == set(paths[:8])
             # the newest note is found by meaning, the oldest (not embedded) by its rare word only
             today = __import__("datetime").date.today()
             newest = await services.searcher.search_question(
-                "Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0
+                Question("Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0)
             )
             assert newest.hits and newest.hits[0].path == paths[0] and not newest.hits[0].keyword_only
             assert newest.notice and "8 of 150 notes embedded" in newest.notice
-            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
             assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
             assert rare.hits[0].to_dict()["keyword_only"] is True
             fake.released.set()
@@ -122,7 +120,7 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
             assert report.changed == 150
             # done: the keyword table and every version of it are gone; the oldest note is embedded
             assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
-            rare = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
             assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
     finally:
         fake.released.set()
@@ -163,13 +161,14 @@ async def test_a_fast_model_builds_no_keyword_table(fake_ollama, tmp_path, setti
     async with open_services(settings_for(vault, embed_batch_size=64)) as services:
         services.indexer.keyword_first_after_s = 0.0  # a long sync by this measure, but the model is fast
         created: list[str] = []
-        start_text = services.store.start_text
+        tables = services.store.tables(await services.indexer.target())
+        start_text = tables.start_text
 
-        async def spy(suffix: str) -> None:
-            created.append(suffix)
-            await start_text(suffix)
+        async def spy() -> None:
+            created.append(tables.suffix)
+            await start_text()
 
-        services.store.start_text = spy  # type: ignore[method-assign]
+        tables.start_text = spy  # type: ignore[method-assign]
         report = await services.indexer.sync()
     assert report.changed == 150 and created == []
 
@@ -182,11 +181,11 @@ async def test_a_keyword_table_a_killed_sync_left_goes_with_the_next_whole_sync(
     settings = settings_for(vault)
     async with open_services(settings) as services:
         await services.indexer.sync()
-        suffix = services.store.read_meta().active["suffix"]
+        tables = services.store.tables(services.searcher.active())
         # what a first sync killed mid-way leaves: the text of a note, outside the chunks table
-        rows = await services.store.all_chunk_rows(suffix, 96, ["id", "path", "hash", "text", "search_text"])
-        await services.store.start_text(suffix)
-        await services.store.add_text_rows(suffix, rows)
+        rows = await tables.all_chunk_rows(["id", "path", "hash", "text", "search_text"])
+        await tables.start_text()
+        await tables.add_text_rows(rows)
         assert list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
         (vault / "Notes" / "Note 000.md").write_text("# Topic 0\n\nRewritten.\n")
         # an edit's sync does not look (it would cost every save a listing of the tables)
@@ -214,7 +213,7 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
     today = __import__("datetime").date.today()
 
     async def search(services, words: str):  # type: ignore[no-untyped-def]
-        return await services.searcher.search_question(words, today=today, top_k=6, min_similarity=0.0)
+        return await services.searcher.search_question(Question(words, today=today, top_k=6, min_similarity=0.0))
 
     try:
         async with open_services(settings) as services:
@@ -224,7 +223,7 @@ async def test_a_paused_first_sync_keeps_its_keyword_table_over_a_restart(fake_o
 
             async def keyword_table_ready() -> bool:
                 building = store.read_meta().building
-                return building is not None and store.text_ready(building["suffix"])
+                return building is not None and store.tables(building).text_ready()
 
             await _until(keyword_table_ready)
             indexer.set_paused(True)
@@ -292,7 +291,7 @@ async def test_without_a_keyword_table_the_notice_does_not_promise_keyword_match
 
         await _until(waiting_paused)
         today = __import__("datetime").date.today()
-        found = await services.searcher.search_question(RARE, today=today, top_k=6, min_similarity=0.0)
+        found = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
         assert found.hits == [] and found.notice and "the others are found once they are embedded" in found.notice
         indexer.set_paused(False)
         await asyncio.wait_for(sync, 60)

@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 
 import vask_server.adapters.ann_plan as ann_module
-import vask_server.adapters.store as store_module
-import vask_server.services.indexer as indexer_module
-import vask_server.services.reading as reading_module
+import vask_server.services.sync.indexer as indexer_module
+import vask_server.services.sync.reading as reading_module
 from tests.fake_ollama import embed_text
 from vask_server.adapters.footprint import chunk_mib, serve_idle_mib
+from vask_server.adapters.lancedb_api import lancedb
 from vask_server.errors import ModelMissing, OllamaUnavailable
 from vask_server.services.context import index_status, open_services
 
@@ -69,7 +69,7 @@ async def test_touch_without_change_and_move_embed_nothing(fake_ollama, small_va
     assert moved.chunks_embedded == 0 and moved.chunks_reused >= 1
     async with open_services(settings) as services:
         status = await index_status(services)
-        paths = set((await services.store.manifest(services.store.read_meta().active["suffix"])).keys())
+        paths = set((await services.store.tables(services.searcher.active()).manifest()).keys())
     assert "Archive/Sourdough.md" in paths and "Sourdough.md" not in paths
     assert status["notes"] == 3
 
@@ -82,7 +82,7 @@ async def test_deleted_note_rows_disappear(fake_ollama, small_vault, settings_fo
     assert report.deleted == 1 and report.chunks_removed >= 1
     async with open_services(settings) as services:
         active = services.store.read_meta().active
-        rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["path"])
+        rows = await services.store.tables(active).all_chunk_rows(["path"])
     assert "Running.md" not in set(rows["path"].to_pylist())
     assert {"Sourdough.md", "Projects/Plan.md"} <= set(rows["path"].to_pylist())
 
@@ -141,8 +141,8 @@ async def test_a_new_model_builds_a_separate_index_and_replaces_the_old_when_com
     assert report.dimension == 48 and report.changed == 3
     async with open_services(settings_for(small_vault, embed_model="other-embed")) as services:
         meta = services.store.read_meta()
-        tables = (await services.store._db.list_tables()).tables
-    assert meta.active["model"] == "other-embed" and meta.active["dimension"] == 48 and meta.building is None
+        tables = (await services.store.database.connection.list_tables()).tables
+    assert meta.active.model == "other-embed" and meta.active.dimension == 48 and meta.building is None
     assert sorted(tables) == ["chunks_other_embed_48_f16_d1_p1_h1", "notes_other_embed_48_f16_d1_p1_h1"]
 
 
@@ -163,11 +163,12 @@ async def test_vectors_are_stored_as_float16_and_read_back_close_to_what_was_emb
 ):
     await sync(settings_for(small_vault))
     async with open_services(settings_for(small_vault)) as services:
-        active = services.store.read_meta().active
-        table = await services.store.chunks(active["suffix"], active["dimension"])
+        tables = services.store.tables(services.searcher.active())
+        table = await tables.chunks()
         assert (await table.schema()).field("vector").type.value_type == pa.float16()
-        rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["id", "hash"])
-        stored = await services.store.vectors_for_ids(active["suffix"], active["dimension"], rows["id"].to_pylist())
+        rows = await tables.all_chunk_rows(["id", "hash"])
+        by_id = await tables.vectors_by_id(rows["id"].to_pylist())
+        stored = np.stack([by_id[i] for i in rows["id"].to_pylist()])
     assert stored.dtype == np.float32 and stored.shape[0] == rows.num_rows
     texts = [t for t in fake_ollama.fake.embedded_texts if t != "dimension probe"]
     exact = np.asarray([embed_text(t) for t in texts], dtype=np.float32)
@@ -209,7 +210,7 @@ async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later
     async def refuse(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError(f"Permission denied: {name}")
 
-    monkeypatch.setattr(store_module.lancedb.AsyncConnection, "drop_table", refuse)
+    monkeypatch.setattr(lancedb.AsyncConnection, "drop_table", refuse)
     report = await sync(new)
     old_tables = ["chunks_fake_embed_96_f16_d1_p1_h1", "notes_fake_embed_96_f16_d1_p1_h1"]
     for name in old_tables:
@@ -227,7 +228,7 @@ async def test_an_old_index_that_cannot_be_removed_is_reported_and_removed_later
     assert again.changed == 0 and again.warnings == []
     async with open_services(new) as services:
         status = await index_status(services)
-        tables = (await services.store._db.list_tables()).tables
+        tables = (await services.store.database.connection.list_tables()).tables
     assert status["store_errors"] == [] and sorted(tables) == [
         "chunks_other_embed_48_f16_d1_p1_h1",
         "notes_other_embed_48_f16_d1_p1_h1",
@@ -254,13 +255,14 @@ async def test_a_large_sync_writes_in_few_appends_and_keeps_what_was_embedded_wh
     vault = _many_notes(tmp_path / "vault", 30)
     async with open_services(settings_for(vault)) as services:
         writes: list[int] = []
-        real_write = services.store.write_notes
+        tables = services.store.tables(await services.indexer.target())
+        real_write = tables.write_notes
 
-        async def counted(suffix, dimension, paths, *args, **kwargs):
+        async def counted(paths, *args, **kwargs):
             writes.append(len(paths))
-            return await real_write(suffix, dimension, paths, *args, **kwargs)
+            return await real_write(paths, *args, **kwargs)
 
-        monkeypatch.setattr(services.store, "write_notes", counted)
+        monkeypatch.setattr(tables, "write_notes", counted)
         report = await services.indexer.sync()
         assert report.changed == 30 and not report.failed
         assert sum(writes) == 30 and 2 <= len(writes) < 15  # 15 batches of 2 notes, in fewer appends
@@ -286,7 +288,7 @@ async def test_a_large_sync_writes_in_few_appends_and_keeps_what_was_embedded_wh
         monkeypatch.setattr(services.indexer.embedder, "embed", failing)
         with pytest.raises(OllamaUnavailable):
             await services.indexer.sync()
-        kept = await services.store.manifest(services.searcher.active().suffix)
+        kept = await services.store.tables(services.searcher.active()).manifest()
         current = [p for p, r in kept.items() if r.mtime_ns == (vault / p).stat().st_mtime_ns]
         assert len(current) == 6  # the three batches (of two notes) embedded before the failure
         embedded_before = sum(calls[:3])
@@ -311,10 +313,10 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
     os.utime(linking, (NOON, NOON))
     async with open_services(settings_for(vault)) as services:
         await services.indexer.sync()
-        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
-        before = await services.store.manifest(suffix)
+        tables = services.store.tables(services.searcher.active())
+        before = await tables.manifest()
         assert "Note 06.md" in (before["Note 05.md"].links or "")
-        chunks = await services.store.chunks(suffix, dimension)
+        chunks = await tables.chunks()
         version = await chunks.version()
         for n in range(12):
             path = vault / f"Note {n:02}.md"
@@ -324,9 +326,9 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
         report = await services.indexer.sync()
         assert (report.touched, report.changed, report.chunks_embedded) == (12, 0, 0), report.summary()
         assert "12 touched" in report.summary()
-        chunks = await services.store.chunks(suffix, dimension)
+        chunks = await tables.chunks()
         assert await chunks.version() == version  # not one row deleted or added
-        kept = await services.store.manifest(suffix)
+        kept = await tables.manifest()
         assert all(
             kept[f"Note {n:02}.md"].mtime_ns == (vault / f"Note {n:02}.md").stat().st_mtime_ns for n in range(12)
         )
@@ -341,7 +343,7 @@ async def test_notes_whose_time_changed_but_not_their_text_keep_their_rows(fake_
         report = await services.indexer.sync()
         assert (report.touched, report.changed) == (0, 2), report.summary()
         assert report.chunks_embedded >= 1 and fake_ollama.fake.embed_inputs >= 1
-        hits = await services.store.all_chunk_rows(suffix, dimension, ["path", "modified"], where="path = 'Note 03.md'")
+        hits = await tables.all_chunk_rows(["path", "modified"], where="path = 'Note 03.md'")
         days = {str(d) for d in hits["modified"].to_pylist()}
         assert days == {str(datetime.fromtimestamp(path.stat().st_mtime_ns / 1e9).date())}
 
@@ -374,13 +376,13 @@ async def test_a_sync_that_makes_a_table_large_enough_builds_its_vector_index_be
         stages: list[str | None] = []
         await services.indexer.sync(stage=stages.append)
         assert stages == ["compacting", "keyword index", "vector index", None]
-        suffix, dimension = await services.indexer.target()
-        table = await services.store.chunks(suffix, dimension)
+        tables = services.store.tables(await services.indexer.target())
+        table = await tables.chunks()
         assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
             ann_module.ann_plan(200).index_name
         ]
-        assert services.store.ann.task is None  # built by the sync itself, not in the background
-        hits = await services.store.vector_search(suffix, dimension, np.ones(dimension, np.float32), 5)
+        assert services.store.database.ann.task is None  # built by the sync itself, not in the background
+        hits = await tables.vector_search(np.ones(tables.dimension, np.float32), 5)
         assert len(hits) == 5
 
         stages.clear()
@@ -402,10 +404,10 @@ async def test_a_note_that_opts_out_of_a_table_with_a_vector_index_leaves_it_reb
         stages: list[str | None] = []
         await services.indexer.sync(stage=stages.append)
         assert "removing excluded notes" in stages and "vector index" in stages
-        suffix, dimension = await services.indexer.target()
-        table = await services.store.chunks(suffix, dimension)
+        tables = services.store.tables(await services.indexer.target())
+        table = await tables.chunks()
         assert [i.name for i in await table.list_indices() if "vector" in i.columns]
-        assert "Note 05.md" not in await services.store.chunk_paths(suffix, dimension)
+        assert "Note 05.md" not in await tables.chunk_paths()
 
 
 async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_builds_the_vector_index(
@@ -415,7 +417,7 @@ async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_bu
     from datetime import timedelta
 
     import vask_server.adapters.upkeep as upkeep_module
-    import vask_server.services.indexer as indexer_module
+    import vask_server.services.sync.indexer as indexer_module
 
     monkeypatch.setattr(ann_module, "VECTOR_INDEX_MIN_ROWS", 200)
     monkeypatch.setattr(ann_module, "_ANN_ROWS_PER_PARTITION", 100)
@@ -424,23 +426,22 @@ async def test_a_large_sync_prunes_the_versions_its_compaction_kept_before_it_bu
     vault = _many_notes(tmp_path / "vault", 100)
     optimized_with_index: list[bool] = []
     async with open_services(settings_for(vault)) as services:
-        store = services.store
-        real_prune = store.prune_versions
+        tables = services.store.tables(await services.indexer.target())
+        real_prune = tables.prune_versions
 
-        async def watched(suffix: str, dimension: int) -> None:
-            table = await store.chunks(suffix, dimension)
+        async def watched() -> None:
+            table = await tables.chunks()
             optimized_with_index.append(any("vector" in i.columns for i in await table.list_indices()))
-            await real_prune(suffix, dimension)
+            await real_prune()
 
-        monkeypatch.setattr(store, "prune_versions", watched)
+        monkeypatch.setattr(tables, "prune_versions", watched)
         await services.indexer.sync()
-        suffix, dimension = await services.indexer.target()
-        table = await store.chunks(suffix, dimension)
+        table = await tables.chunks()
         assert [i.name for i in await table.list_indices() if "vector" in i.columns] == [
             ann_module.ann_plan(200).index_name
         ]
     assert optimized_with_index == [False]
-    versions = settings_for(vault).resolved_index_dir() / "lancedb" / f"chunks_{suffix}.lance" / "_versions"
+    versions = settings_for(vault).resolved_index_dir() / "lancedb" / f"{tables.chunks_name}.lance" / "_versions"
     # pruned down to the compaction's, then the keyword and B-tree indexes' and the vector index's own
     assert len(list(versions.glob("*.manifest"))) <= 6
 

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from vask_server.adapters.manifest import resolved_links
-from vask_server.services.graph import LinkGraph
+from vask_server.services.query.graph import LinkGraph
 
 
 def _links(*targets: str | None) -> str:

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from vask_server.adapters.ollama import OllamaGateway
 from vask_server.services.context import Services
-from vask_server.services.live import LiveIndex
+from vask_server.services.sync.live import LiveIndex
 
 # notify() and the stage ticks touch only the debouncer, the subscribers and what the snapshot reads
 # (the gateway's last contact: none here, since nothing starts the worker)

@@ -8,9 +8,10 @@ import json
 import pyarrow as pa
 import pytest
 
-from tests.test_store_ann import DIM, SUFFIX
+from tests.test_store_ann import INDEX
 from vask_server.adapters.manifest import Manifest, NoteRecord, linking_to
-from vask_server.adapters.store import Store, hash_keys_of
+from vask_server.adapters.store import Store
+from vask_server.adapters.tables import hash_keys_of
 from vask_server.core.hashkeys import HashKeys, hash_key
 
 
@@ -66,14 +67,14 @@ def test_linking_to_finds_the_notes_whose_stored_links_resolve_to_a_target():
 async def test_the_store_finds_linking_notes_and_reads_links_back_for_records_read_without_them(tmp_path):
     store = await Store.open(tmp_path / "index")
     records = [_record("a.md", ("x.md",)), _record("b.md", ("y.md",)), _record("x.md")]
-    await store.write_notes(SUFFIX, DIM, [r.path for r in records], None, records)
-    assert await store.notes_linking_to(SUFFIX, {"x.md"}) == {"a.md"}
-    light = await store.manifest(SUFFIX, with_links=False)
+    await store.tables(INDEX).write_notes([r.path for r in records], None, records)
+    assert await store.tables(INDEX).notes_linking_to({"x.md"}) == {"a.md"}
+    light = await store.tables(INDEX).manifest(with_links=False)
     assert light["a.md"].links is None and light["a.md"].title == "a.md"
-    assert await store.links_of(SUFFIX, ["a.md", "x.md"]) == {"a.md": records[0].links, "x.md": records[2].links}
+    assert await store.tables(INDEX).links_of(["a.md", "x.md"]) == {"a.md": records[0].links, "x.md": records[2].links}
     with pytest.raises(ValueError, match="links"):  # such a record is never written back as it is
-        await store.write_notes(SUFFIX, DIM, ["a.md"], None, [light["a.md"]])
-    assert (await store.manifest(SUFFIX))["a.md"] == records[0]
+        await store.tables(INDEX).write_notes(["a.md"], None, [light["a.md"]])
+    assert (await store.tables(INDEX).manifest())["a.md"] == records[0]
 
 
 def test_hash_keys_read_from_arrow_agree_with_one_hash_at_a_time():

@@ -16,15 +16,17 @@ async def test_an_index_without_its_keyword_terms_records_the_simple_ones_once(t
     active = {"model": "m", "dimension": 4, "suffix": "m_4_f16_d1_p1_h1", "completed_at": "x"}
     _write_index_json(tmp_path, {"active": active, "building": None, "last_sync": None, "extra": {}})
     store = await Store.open(tmp_path)
-    meta = store.read_meta()
-    assert meta.active["keyword_terms"] == "simple"
-    assert meta.extra[migrations.APPLIED] == [step.__name__ for step in migrations.MIGRATIONS]
-    assert await migrations.migrate(store) == []  # (applied once: the next open runs nothing)
+    on_disk = json.loads((tmp_path / META_FILE).read_text())
+    assert on_disk["active"]["keyword_terms"] == "simple"  # (written: an older vask reads it too)
+    assert on_disk["extra"][migrations.APPLIED] == [step.__name__ for step in migrations.MIGRATIONS]
+    assert store.read_meta().active.keyword_terms == "simple"
+    # (applied once: the next open runs nothing)
+    assert await migrations.migrate(tmp_path, store.database.connection) == []
 
 
 async def test_an_index_not_built_yet_runs_and_records_no_step(tmp_path):
     store = await Store.open(tmp_path)
-    assert await migrations.migrate(store) == []
+    assert await migrations.migrate(tmp_path, store.database.connection) == []
     assert not (tmp_path / META_FILE).exists()
 
 
@@ -32,7 +34,7 @@ async def test_a_recorded_choice_is_kept(tmp_path):
     active = {"model": "m", "dimension": 4, "suffix": "s", "keyword_terms": "cjk"}
     _write_index_json(tmp_path, {"active": active, "extra": {}})
     store = await Store.open(tmp_path)
-    assert store.read_meta().active["keyword_terms"] == "cjk"
+    assert store.read_meta().active.keyword_terms == "cjk"
 
 
 async def test_a_new_index_is_written_in_the_current_format_and_runs_no_step(fake_ollama, small_vault, settings_for):
@@ -41,7 +43,7 @@ async def test_a_new_index_is_written_in_the_current_format_and_runs_no_step(fak
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
         assert services.store.read_meta().extra[migrations.APPLIED] == migrations.current_format()
-        assert await migrations.migrate(services.store) == []
+        assert await migrations.migrate(services.index_dir, services.store.database.connection) == []
 
 
 async def test_a_fingerprint_that_held_the_keyword_terms_loses_them_so_nothing_is_chunked_again(tmp_path):

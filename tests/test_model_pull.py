@@ -91,10 +91,10 @@ async def test_only_the_default_devices_token_may_pull(fake_ollama, small_vault,
         assert fake_ollama.fake.pulls == []
         # the phone is told so before it offers a download (and can still ask and search)
         health = await (await api.get("/v1/health", headers=as_phone)).json()
-        assert health["device"] == {"name": "phone", "can_pull": False}
+        assert health["device"] == {"name": "phone", "can_pull": False, "can_apply": False}
         assert health["models"]["missing"] == ["fake-chat-2"]
         health = await (await api.get("/v1/health")).json()
-        assert health["device"] == {"name": "default", "can_pull": True}
+        assert health["device"] == {"name": "default", "can_pull": True, "can_apply": True}
         status, events = await pull(api, "fake-chat-2")
         assert status == 200 and events[-1] == {"type": "done", "model": "fake-chat-2"}
     assert fake_ollama.fake.pulls == ["fake-chat-2"]

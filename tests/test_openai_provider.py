@@ -12,7 +12,7 @@ from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL
 from tests.fake_openai import openai_settings
 from tests.web_helpers import running_app
 from vask_server.adapters.openai_api import OpenAIGateway
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 from vask_server.services.context import open_services
 

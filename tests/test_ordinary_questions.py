@@ -17,16 +17,20 @@ import pytest
 
 from tests.conftest import SAMPLE_VAULT
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.connect import find_connection
 from vask_server.core.parse import parse_note
-from vask_server.core.question import understand
+from vask_server.core.question import Question, understand
 from vask_server.core.scope import Directory
 
 TODAY = date(2026, 3, 30)
 NAMED = Path(__file__).parent / "eval" / "named"
 ERGONOMICS = "02 Areas/Health/Ergonomics.md"
 PIZZA = "02 Areas/Cooking/Pizza Place.md"
+
+
+def _asked(text: str, open_note: str | None = None) -> Question:
+    return Question(text, today=TODAY, top_k=6, min_similarity=0.0, open_note=open_note)
 
 
 def sample_directory() -> Directory:
@@ -75,7 +79,7 @@ def test_the_named_note_of_an_ordinary_question_is_its_scope() -> None:
         ("Do I like [[Pizza Place]]?", PIZZA),
     ):
         for open_note in (None, "Home.md"):
-            read = understand(question, today=TODAY, directory=directory, current_note=open_note)
+            read = understand(_asked(question, open_note=open_note), directory)
             assert read.connection is None and read.seed is None
             assert read.scope is not None and read.scope.notes == (note,)
 
@@ -117,11 +121,11 @@ def test_chinese_whether_and_why_ask_no_connection(question: str) -> None:
 
 
 def test_this_note_without_a_note_open_reads_the_question_as_written_with_a_notice() -> None:
-    read = understand("What relates to this project?", today=TODAY, directory=Directory(["Home.md"], []))
+    read = understand(_asked("What relates to this project?"), Directory(["Home.md"], []))
     assert read.connection is None and read.seed is None
     assert read.text == "What relates to this project?"
     assert read.notice is not None and "“relates to this project”" in read.notice and "[[Note name]]" in read.notice
-    opened = understand("What relates to this project?", today=TODAY, current_note="Home.md")
+    opened = understand(_asked("What relates to this project?", open_note="Home.md"))
     assert opened.seed == "Home.md" and opened.notice is None
 
 
@@ -155,7 +159,7 @@ def test_no_ordinary_question_about_sample_vault_makes_its_note_a_seed_left_out(
     dropped = []
     for q in questions:
         for open_note in (None, "Home.md"):
-            read = understand(str(q["question"]), today=TODAY, directory=directory, current_note=open_note)
+            read = understand(_asked(str(q["question"]), open_note=open_note), directory)
             assert not read.unmatched, (q["id"], read.unmatched)  # every note it names is in the vault
             keeps = read.connection is not None and read.connection.keeps_seed
             if read.seed is not None and read.seed in q["expected"] and not keeps:

@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT, RunningFake
 from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL
 from tests.web_helpers import TOKEN, Api, running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 
 NONCE = "-nonce-0123456789abcdef"  # (a leading "-", as one random nonce in 64 has)
 

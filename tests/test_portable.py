@@ -223,7 +223,7 @@ def test_a_server_bound_to_ipv6_loopback_pairs_there_and_answers_by_every_loopba
 ):
     if not ipv6_loopback():
         pytest.skip("no IPv6 loopback on this machine")
-    settings = _settings(fake_ollama.url, small_vault, tmp_path).with_overrides(host="::1")
+    settings = _settings(fake_ollama.url, small_vault, tmp_path, host="::1")
     pair = tmp_path / "pair.json"
 
     async def main() -> tuple[str, list[int]]:
@@ -247,7 +247,7 @@ def test_a_server_bound_to_ipv6_loopback_pairs_there_and_answers_by_every_loopba
     assert statuses == [200, 200, 200]
 
 
-def _settings(ollama: str, vault: Path, tmp_path: Path) -> Settings:
+def _settings(ollama: str, vault: Path, tmp_path: Path, **more: Any) -> Settings:
     from tests.fake_ollama import CHAT_MODEL, EMBED_MODEL
     from vask_server.config import load_settings
 
@@ -259,4 +259,5 @@ def _settings(ollama: str, vault: Path, tmp_path: Path) -> Settings:
         embed_model=EMBED_MODEL,
         chat_model=CHAT_MODEL,
         port=0,
+        **more,
     )

@@ -11,14 +11,16 @@ import numpy as np
 import pytest
 
 from tests.web_helpers import Api, running_app
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
-from vask_server.services import connections, indexer
-from vask_server.services.active_index import ActiveIndex
-from vask_server.services.ranking_variants import RankingVariant
-from vask_server.services.search import Searcher
+from vask_server.core.scale import IDENTITY, CosineScale
+from vask_server.services.query import connections
+from vask_server.services.query.ranking_variants import RankingVariant
+from vask_server.services.query.search import Searcher
+from vask_server.services.sync import indexer
 from vask_server.web.keys import SERVICES
 
 LINKER = "Daily/2026-03-14.md"
@@ -93,13 +95,17 @@ async def test_an_added_link_is_related_after_the_sync_even_within_the_same_seco
         assert (await api.get("/v1/related", params={"path": LINKER})).status == 404
 
 
-async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str, top_k: int) -> list[dict[str, Any]]:
+async def _related_from_the_manifest(
+    store: Store, index: IndexRecord, path: str, top_k: int, scale: CosineScale = IDENTITY
+) -> list[dict[str, Any]]:
     """/v1/related recomputed from the rows themselves and every note's manifest links. The candidates
     are the passages the product looks at (the 60 closest to the note's passages' mean, exact here;
     the title's 30 best keyword matches; every passage of a linked note neither reached); each other
     note scores its candidate passage closest to any of the note's passages, blended with its closeness
-    to the note as a whole, plus the title's keyword share, + 0.15 when the two are linked."""
-    manifest = await store.manifest(index.suffix)
+    to the note as a whole (cosines on the scale of `scale`), plus the title's keyword share, + 0.15 when
+    the two are linked."""
+    tables = store.tables(index)
+    manifest = await tables.manifest()
     record = manifest[path]
     outgoing = {link.get("resolved") for link in json.loads(record.links or "[]")} - {None, path}
     incoming = {
@@ -107,7 +113,7 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
         for other in manifest.values()
         if other.path != path and any(link.get("resolved") == path for link in json.loads(other.links or "[]"))
     }
-    rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "vector"], where="kind = 'chunk'")
+    rows = await tables.all_chunk_rows(["id", "path", "vector"], where="kind = 'chunk'")
     paths, ids = rows["path"].to_pylist(), rows["id"].to_pylist()
     vectors = vector_matrix(rows["vector"], index.dimension)
     own = vectors[[i for i, p in enumerate(paths) if p == path]]
@@ -119,12 +125,12 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     title = record.title or path
     where = f"path != {sql_string(path)} AND kind = 'chunk'"
     words = keyword_text(title, index.keyword_terms)  # (cut as the index cuts its keyword text)
-    by_name = await store.text_search(index.suffix, index.dimension, words, 30, where)
+    by_name = await tables.text_search(words, 30, where)
     top = max((float(r["score"]) for r in by_name), default=0.0)
     named = {r["id"]: float(r["score"]) / top for r in by_name} if top > 0 else {}
     # the candidates: the 60 passages nearest the mean (of all rows, note records included, as the
     # unfiltered search sees them), less the note's own and the records; the keyword matches
-    all_rows = await store.all_chunk_rows(index.suffix, index.dimension, ["id", "path", "kind", "vector"])
+    all_rows = await tables.all_chunk_rows(["id", "path", "kind", "vector"])
     near = vector_matrix(all_rows["vector"], index.dimension) @ whole if whole is not None else np.zeros(0)
     nearest = np.argsort(-near, kind="stable")[:60]
     candidates = {
@@ -137,7 +143,7 @@ async def _related_from_the_manifest(store: Store, index: ActiveIndex, path: str
     scores: dict[str, float] = {}
     for i, other in enumerate(paths):
         if ids[i] in candidates and whole is not None:
-            closeness = share * float((own @ vectors[i]).max()) + (1 - share) * float(vectors[i] @ whole)
+            closeness = share * scale(float((own @ vectors[i]).max())) + (1 - share) * scale(float(vectors[i] @ whole))
             closeness += connections.TITLE_WEIGHT * named.get(ids[i], 0.0)
             scores[other] = max(scores.get(other, -1.0), closeness)
     for other in outgoing | incoming:
@@ -177,11 +183,16 @@ async def test_related_and_the_graph_are_what_the_manifest_says_on_sample_vault(
         services = api.client.app[SERVICES]
         searcher: Searcher = services.searcher
         index = searcher.active()
-        manifest = await services.store.manifest(index.suffix)
-        graph = await searcher.graphs.get(index.suffix)
+        manifest = await services.store.tables(index).manifest()
+        graph = await searcher.graphs.get(index)
         assert {path: set(linked) for path, linked in graph.items()} == _graph_from_the_manifest(manifest)
         assert sum(len(linked) for linked in graph.values()) > 100  # sample_vault is well linked
         assert len(manifest) > 50
         for path in sorted(manifest):
             shown = [{k: r[k] for k in ("path", "title", "score", "reason")} for r in await _related(api, path)]
-            assert shown == await _related_from_the_manifest(services.store, index, path, 10), path
+            expected = await _related_from_the_manifest(
+                services.store, index, path, 10, await searcher.cosine_scale(index)
+            )
+            # (the same figures, up to the last digit shown: float32 in the product, float64 here)
+            assert [{**r, "score": None} for r in shown] == [{**r, "score": None} for r in expected], path
+            assert [r["score"] for r in shown] == pytest.approx([r["score"] for r in expected], abs=2e-4), path

@@ -39,13 +39,14 @@ def test_a_block_without_a_renderer_or_a_renderer_without_a_block_is_an_error(
 
 
 def test_the_cli_reference_shows_every_command_and_its_own_arguments() -> None:
-    from vask_server.cli import COMMANDS
+    from vask_server.cli.command import COMMANDS
 
     cli = render_docs.cli()
     for command in COMMANDS:
         assert f"### vask {command}\n" in cli
-    assert "`--full`" in cli and "`--split SPLIT`" in cli and "`[{add,list,revoke}]`" not in cli
-    assert "`{add,list,revoke}`" in cli
+    token_actions = "{add,list,revoke,allow-apply,deny-apply}"
+    assert "`--full`" in cli and "`--split SPLIT`" in cli and f"`[{token_actions}]`" not in cli
+    assert f"`{token_actions}`" in cli
 
 
 def test_the_check_mode_changes_nothing_and_says_what_is_stale(

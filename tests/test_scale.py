@@ -8,8 +8,8 @@ import pytest
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import fuse_convex
 from vask_server.core.scale import IDENTITY, REFERENCE_MEAN, REFERENCE_SPREAD, CosineScale
-from vask_server.services import connections
-from vask_server.services.ranking import cosine_scale
+from vask_server.services.query import connections
+from vask_server.services.query.ranking import cosine_scale
 
 # An index of a model like multilingual-e5-small: unrelated text near 0.79, a spread of 0.025
 E5_LIKE = CosineScale(0.79, 0.025)
@@ -39,7 +39,8 @@ def test_fusion_weighs_meaning_on_the_index_scale_not_the_raw_cosine():
     # barely above it but the best keyword match
     vector_rows = rows(("Close.md", 0.85), ("Keyword.md", 0.80))
     text_rows = [
-        {**row, "similarity": cos} for row, cos in zip(rows(("Keyword.md", 5.0), ("Other.md", 4.0)), (0.8, 0.5))
+        {**row, "similarity": cos}
+        for row, cos in zip(rows(("Keyword.md", 5.0), ("Other.md", 4.0)), (0.8, 0.5), strict=True)
     ]
     raw = fuse_convex(vector_rows, text_rows, query="when is the swim club meet")
     scaled = fuse_convex(vector_rows, text_rows, query="when is the swim club meet", scale=E5_LIKE)

@@ -5,7 +5,7 @@ hold the answer."""
 import json
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.services.context import open_services
 
 TIDEPOOL = "01 Projects/Launch Tidepool app.md"
@@ -14,7 +14,7 @@ TIDEPOOL = "01 Projects/Launch Tidepool app.md"
 async def _tagged(settings, tag: str) -> set[str]:
     """The notes whose own tags (or nested tags) include `tag`, as the manifest records them."""
     async with open_services(settings) as services:
-        manifest = await services.store.manifest(services.searcher.active().suffix)
+        manifest = await services.store.tables(services.searcher.active()).manifest()
     return {p for p, r in manifest.items() if any(t == tag or t.startswith(tag + "/") for t in r.tags)}
 
 

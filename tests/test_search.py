@@ -9,8 +9,9 @@ import numpy as np
 from tests.fake_ollama import embed_text
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
-from vask_server.services.ranking import RetrievalConfig
-from vask_server.services.ranking_variants import RankingVariant
+from vask_server.services.query.ranking import RetrievalConfig
+from vask_server.services.query.ranking_variants import RankingVariant
+from vask_server.services.query.search import Searcher
 
 
 async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vault, settings_for):
@@ -26,10 +27,10 @@ async def test_decline_measures_the_topic_of_the_question(fake_ollama, small_vau
         assert fake_ollama.fake.embed_calls == 1
         assert fake_ollama.fake.embedded_texts == [question, topic]
         # the evidence: the topic's best cosine among the candidates, here its best over the whole index
-        suffix = services.searcher.active().suffix
-        dimension = services.searcher.active().dimension
-        rows = await services.store.all_chunk_rows(suffix, dimension, ["id"])
-        vectors = await services.store.vectors_for_ids(suffix, dimension, rows["id"].to_pylist())
+        tables = services.store.tables(services.searcher.active())
+        dimension = tables.dimension
+        by_id = await tables.vectors_by_id((await tables.all_chunk_rows(["id"]))["id"].to_pylist())
+        vectors = np.stack(list(by_id.values()))
         expected = float(np.max(vectors @ np.asarray(embed_text(topic, dimension), dtype=np.float32)))
         assert result.evidence is not None and abs(result.evidence - expected) < 1e-4
         assert result.evidence_threshold is not None and not result.declined
@@ -118,7 +119,7 @@ async def test_keyword_only_scores_are_shares_of_the_best_match(fake_ollama, vau
     async with open_services(settings_for(vault)) as services:
         await services.indexer.sync()
         index = services.searcher.active()
-        raw = await services.store.text_search(index.suffix, index.dimension, query, 24)
+        raw = await services.store.tables(index).text_search(query, 24)
     down = settings_for(vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
     async with open_services(down) as services:
         result = await services.searcher.search(query, top_k=6, min_similarity=0.0)
@@ -149,17 +150,18 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
 
     reads: list[str] = []
 
-    def count_reads(store) -> None:
-        real = store.all_chunk_rows
+    def count_reads(services) -> None:
+        tables = services.store.tables(services.searcher.active())
+        real = tables.all_chunk_rows
 
         async def counted(*args, **kwargs):
             reads.append("rows")
             return await real(*args, **kwargs)
 
-        monkeypatch.setattr(store, "all_chunk_rows", counted)
+        monkeypatch.setattr(tables, "all_chunk_rows", counted)
 
     async with open_services(settings) as services:  # the next start: nothing changed
-        count_reads(services.store)
+        count_reads(services)
         await services.indexer.sync()
         again = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == []
@@ -177,9 +179,70 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
     (services.index_dir / CALIBRATION_FILE).write_text("{not json", "utf-8")
     reads.clear()
     async with open_services(settings) as services:
-        count_reads(services.store)
+        count_reads(services)
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == ["rows"]
+
+
+async def test_the_calibration_does_not_depend_on_where_rows_sit_in_the_table(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """The same notes give the same decline line whatever order the table returns their rows in (a
+    compaction, a rebuild or another sync order moves them): the sample is chosen by hashes of ids
+    and paths, not by row position."""
+    import pyarrow as pa
+
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+
+    settings = settings_for(small_vault)
+    measured = []
+    for order in ("as stored", "reversed", "shuffled"):
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            (services.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+            tables = services.store.tables(services.searcher.active())
+            real = tables.all_chunk_rows
+
+            async def reordered(*args, order=order, real=real, **kwargs):
+                rows = await real(*args, **kwargs)
+                if order == "as stored":
+                    return rows
+                positions = list(range(rows.num_rows))[::-1]
+                if order == "shuffled":
+                    positions = positions[1::2] + positions[::2]
+                return rows.take(pa.array(positions))
+
+            monkeypatch.setattr(tables, "all_chunk_rows", reordered)
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            measured.append((calibration.notes, calibration.pair_mean, calibration.pair_std))
+    assert measured[0][0] == 3 and measured[1] == measured[0] and measured[2] == measured[0]
+
+
+def test_the_calibration_sample_is_one_passage_a_note_chosen_by_hashes():
+    """One passage a note, the same for any row order; an edit of one note changes only its pick;
+    of more notes than the sample holds, the same notes are kept whatever the order."""
+    import hashlib
+    import random
+
+    import pyarrow as pa
+
+    from vask_server.services.query.calibrator import _BACKGROUND_SAMPLE, calibration_sample
+
+    def chunk_id(n: int, k: int) -> str:  # (as the index's: a hash of the note's path and text)
+        return hashlib.sha256(f"{n}/{k}".encode()).hexdigest()[:32]
+
+    rows = [(f"note {n}.md", chunk_id(n, k)) for n in range(700) for k in range(n % 5 + 1)]
+    ids, notes = calibration_sample(pa.table({"id": [i for _, i in rows], "path": [p for p, _ in rows]}))
+    assert notes == 700 and len(ids) == _BACKGROUND_SAMPLE == len(set(ids)) and ids == sorted(ids)
+    by_path = dict((i, p) for p, i in rows)
+    assert len({by_path[i] for i in ids}) == len(ids)  # (one passage a note)
+    for seed in range(3):
+        shuffled = random.Random(seed).sample(rows, len(rows))
+        table = pa.table({"id": [i for _, i in shuffled], "path": [p for p, _ in shuffled]})
+        assert calibration_sample(table) == (ids, notes)
+    edited = [(p, "0" * 32 if p == by_path[ids[-1]] and i == ids[-1] else i) for p, i in rows]
+    again, _ = calibration_sample(pa.table({"id": [i for _, i in edited], "path": [p for p, _ in edited]}))
+    assert set(again) ^ set(ids) == {ids[-1], "0" * 32}
 
 
 async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_that_one_measurement(
@@ -203,14 +266,15 @@ async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_t
     released: list[str] = []
     monkeypatch.setattr(memory_module, "release_memory", lambda: released.append("released"))
     async with open_services(settings) as services:
-        real = services.store.all_chunk_rows
+        tables = services.store.tables(services.searcher.active())
+        real = tables.all_chunk_rows
 
         async def counted(*args, **kwargs):
             reads.append("rows")
             await asyncio.sleep(0.05)  # long enough for the searches below to arrive meanwhile
             return await real(*args, **kwargs)
 
-        monkeypatch.setattr(services.store, "all_chunk_rows", counted)
+        monkeypatch.setattr(tables, "all_chunk_rows", counted)
         searcher = services.searcher
         searcher._quiet = ReleaseWhenQuiet(after=0.01)
         results = await asyncio.gather(
@@ -245,11 +309,12 @@ async def test_a_search_reads_each_hit_from_its_one_column_as_the_separate_colum
         store, index = services.store, services.searcher.active()
         fields = ["id", "path", "title", "heading", "anchor", "line_start", "line_end", "tags"]
         fields += ["date", "date_end", "date_source", "page", "text"]
-        table = await store.all_chunk_rows(index.suffix, index.dimension, fields)
+        tables = store.tables(index)
+        table = await tables.all_chunk_rows(fields)
         stored = {row["id"]: row for row in table.to_pylist()}
         probe = np.asarray(embed_text("pie", index.dimension), dtype=np.float32)
-        by_vector = await store.vector_search(index.suffix, index.dimension, probe, limit=len(stored))
-        by_words = await store.text_search(index.suffix, index.dimension, "pie milestone", limit=len(stored))
+        by_vector = await tables.vector_search(probe, limit=len(stored))
+        by_words = await tables.text_search("pie milestone", limit=len(stored))
     assert len(by_vector) == len(stored) and by_words
     for row in [*by_vector, *by_words]:
         assert {k: row[k] for k in fields} == stored[row["id"]]
@@ -301,10 +366,10 @@ async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_again
         probes = list(fake_ollama.fake.embedded_texts)
         assert len(probes) >= 2 and all(len(p.split()) <= 6 for p in probes)
         # by hand: each probe against the sampled passages of the other notes
-        suffix, dimension = services.searcher.active().suffix, services.searcher.active().dimension
-        rows = await services.store.all_chunk_rows(suffix, dimension, ["id", "path", "text"], where="kind = 'chunk'")
+        index = services.searcher.active()
+        rows = await services.store.tables(index).all_chunk_rows(["id", "path", "text"], where="kind = 'chunk'")
         assert calibration.notes == len(set(rows["path"].to_pylist()))
-        version = services.store.read_meta().version(suffix)
+        version = services.store.read_meta().version(index.suffix)
         assert read_calibration(services.index_dir, version) == calibration
 
         # a note changes: probes of unchanged passages come from memory
@@ -325,12 +390,18 @@ async def test_the_decline_line_is_calibrated_on_topics_asked_as_questions_again
             fake_ollama.fake.embed_models["fake-embed"] = 96
             services.gateway._saw(True)  # (as the next request to Ollama would find)
             await services.searcher.calibrator.for_index(services.searcher.active())
-            await services.searcher.calibrator.refreshed()
+            await _background_calibration_done()
             fixed = await services.searcher.calibrator.for_index(services.searcher.active())
             assert fixed.kind == "questions"
             assert (services.index_dir / CALIBRATION_FILE).exists()
     finally:
         fake_ollama.fake.embed_models["fake-embed"] = 96
+
+
+async def _background_calibration_done() -> None:
+    """Until the calibration the searcher measures again in the background (its task named as the
+    calibrator names it) is done."""
+    await asyncio.gather(*(t for t in asyncio.all_tasks() if t.get_name() == "vask-search-cache"))
 
 
 async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_ollama, small_vault, settings_for):
@@ -343,7 +414,7 @@ async def test_the_keyword_list_is_searched_while_the_question_is_embedded(fake_
         expected = await services.searcher.search(question, top_k=5, min_similarity=0.0)
         started: dict[str, float] = {}
         loop = asyncio.get_running_loop()
-        _note_searches(services.store, lambda name, _: started.setdefault(name, loop.time()))
+        _note_searches(services, lambda name, _: started.setdefault(name, loop.time()))
         fake_ollama.fake.delay = 0.5  # the model takes half a second to embed the question
         result = await services.searcher.search(question, top_k=5, min_similarity=0.0)
         assert started["vector"] - started["keyword"] >= 0.4  # (the vector search waits for the embedding)
@@ -359,15 +430,15 @@ async def test_with_the_model_down_the_keyword_search_already_under_way_answers_
         await services.indexer.sync()
     down = settings_for(small_vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
     async with open_services(down) as services:
-        store = services.store
+        tables = services.store.tables(services.searcher.active())
         calls: list[int] = []
-        search = store.text_search
+        search = tables.text_search
 
         async def counted(*args: Any, **kwargs: Any) -> Any:
-            calls.append(args[3])  # (the limit)
+            calls.append(args[1])  # (the limit)
             return await search(*args, **kwargs)
 
-        store.text_search = counted  # type: ignore[method-assign]
+        tables.text_search = counted  # type: ignore[method-assign]
         result = await services.searcher.search("sourdough starter", top_k=5, min_similarity=0.0)
         assert result.mode == "keyword" and "Showing keyword matches only" in (result.notice or "")
         assert result.hits[0].path == "Sourdough.md"
@@ -380,15 +451,16 @@ async def test_the_vector_list_is_shorter_than_the_keyword_list(fake_ollama, sma
     async with open_services(settings_for(small_vault)) as services:
         await services.indexer.sync()
         limits: dict[str, list[int]] = {"vector": [], "keyword": []}
-        _note_searches(services.store, lambda name, args: limits[name].append(args[3]))  # (the limit)
+        _note_searches(services, lambda name, args: limits[name].append(args[1]))  # (the limit)
         await services.searcher.search("sourdough starter", top_k=6, min_similarity=0.0)
         assert limits == {"vector": [30], "keyword": [50]}
         await services.searcher.search("sourdough starter", top_k=10, min_similarity=0.0)
         assert limits["vector"][-1] == 40  # four candidates a result wanted, at least
 
 
-def _note_searches(store: Any, note: Callable[[str, tuple[Any, ...]], object]) -> None:
-    """Calls `note("keyword" or "vector", the search's arguments)` as each of the store's searches starts."""
+def _note_searches(services: Any, note: Callable[[str, tuple[Any, ...]], object]) -> None:
+    """Calls `note("keyword" or "vector", the search's arguments)` as each search of the index starts."""
+    tables = services.store.tables(services.searcher.active())
 
     def noting(name: str, search: Any) -> Any:
         async def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -397,5 +469,36 @@ def _note_searches(store: Any, note: Callable[[str, tuple[Any, ...]], object]) -
 
         return wrapped
 
-    store.text_search = noting("keyword", store.text_search)
-    store.vector_search = noting("vector", store.vector_search)
+    tables.text_search = noting("keyword", tables.text_search)
+    tables.vector_search = noting("vector", tables.vector_search)
+
+
+async def test_a_keyword_search_nobody_waits_for_is_held_by_its_searcher_until_it_ends(
+    fake_ollama, small_vault, settings_for
+):
+    """With the model down, a search wanting more matches than the hybrid's keyword list searches
+    again, and leaves that list's search running: its searcher holds it until it ends, then lets
+    it go (no other searcher shares the set)."""
+    async with open_services(settings_for(small_vault)) as services:
+        await services.indexer.sync()
+    down = settings_for(small_vault, ollama_host="http://127.0.0.1:9", ollama_retries=0)
+    async with open_services(down) as services:
+        tables = services.store.tables(services.searcher.active())
+        search = tables.text_search
+        release = asyncio.Event()
+
+        async def slow_first(*args: Any, **kwargs: Any) -> Any:
+            if args[1] == services.searcher.config.candidates:  # (the hybrid's own keyword list)
+                await release.wait()
+            return await search(*args, **kwargs)
+
+        tables.text_search = slow_first  # type: ignore[method-assign]
+        other = Searcher(services.store, services.gateway)
+        result = await services.searcher.search("sourdough starter", top_k=20, min_similarity=0.0)
+        assert result.mode == "keyword" and result.hits
+        held = set(services.searcher._unwaited)
+        assert len(held) == 1 and not other._unwaited
+        release.set()
+        await asyncio.gather(*held)
+        await asyncio.sleep(0)  # (its callback runs after it)
+        assert not services.searcher._unwaited

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import RunningFake
 from tests.fake_openai import openai_settings
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.config import load_settings
 from vask_server.core.server_errors import known_pull_reason, known_reason
 from vask_server.services.context import UNSENT_OPENAI_KEY, open_services

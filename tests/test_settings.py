@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.config import CHECKED_WHERE_USED, SETTINGS, Settings, SettingSpec, load_settings
 from vask_server.errors import ConfigError
 

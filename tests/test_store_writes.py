@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_store_ann import DIM, SUFFIX, _rows
+from tests.test_store_ann import DIM, INDEX, SUFFIX, _rows
+from vask_server.adapters import database as database_module
 from vask_server.adapters import memory as memory_module
-from vask_server.adapters import store as store_module
 from vask_server.adapters.manifest import NoteRecord
 from vask_server.adapters.store import Store
 
@@ -23,25 +23,25 @@ def _record(path: str, chunks: int) -> NoteRecord:
 
 
 async def test_writes_survive_the_periodic_reconnect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "_RECONNECT_AFTER_WRITES", 3)
+    monkeypatch.setattr(database_module, "_RECONNECT_AFTER_WRITES", 3)
     rng = np.random.default_rng(4)
     centres = rng.standard_normal((4, DIM))
     store = await Store.open(tmp_path)
-    early = await store.chunks(SUFFIX, DIM)  # a handle taken before any reconnect
-    connections = {id(store._db)}
+    early = await store.tables(INDEX).chunks()  # a handle taken before any reconnect
+    connections = {id(store.database.connection)}
     for batch in range(10):
         rows = _rows(batch * 20, 20, rng, centres)  # one note of 20 chunks a batch
         path = f"note{batch}.md"
-        await store.write_notes(SUFFIX, DIM, [path], rows, [_record(path, 20)], existing=set())
-        connections.add(id(store._db))
+        await store.tables(INDEX).write_notes([path], rows, [_record(path, 20)], existing=set())
+        connections.add(id(store.database.connection))
     assert len(connections) == 4  # 10 writes, a new connection after every 3
-    assert await store.count_chunks(SUFFIX, DIM) == 200
-    assert sorted(await store.manifest(SUFFIX)) == sorted(f"note{n}.md" for n in range(10))
+    assert await store.tables(INDEX).count_chunks() == 200
+    assert sorted(await store.tables(INDEX).manifest()) == sorted(f"note{n}.md" for n in range(10))
     # A handle in use when the store reconnected keeps answering, from the version it last saw (the
     # 3 writes made through it): LanceDB handles do not look for newer versions on their own.
     assert await early.count_rows() == 60
-    await store.delete_notes(SUFFIX, DIM, ["note3.md"])
-    assert await store.count_chunks(SUFFIX, DIM) == 180
+    await store.tables(INDEX).delete_notes(["note3.md"])
+    assert await store.tables(INDEX).count_chunks() == 180
 
 
 def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_the_user_set_them(
@@ -64,7 +64,7 @@ def test_the_process_memory_policy_caps_lances_read_ahead_and_the_arenas_unless_
 
 
 def test_the_commands_that_open_the_index_set_the_policy_and_token_does_not(monkeypatch, tmp_path: Path) -> None:
-    from vask_server import cli
+    from vask_server.cli import command as cli
 
     set_calls: list[str] = []
     monkeypatch.setattr(memory_module, "set_process_memory_policy", lambda: set_calls.append("set"))
@@ -80,15 +80,15 @@ async def test_a_table_left_half_created_by_a_killed_run_is_created_again(tmp_pa
     store = await Store.open(tmp_path)
     half = tmp_path / "lancedb" / f"chunks_{SUFFIX}.lance" / "_versions"
     half.mkdir(parents=True)
-    table = await store.chunks(SUFFIX, DIM)
+    table = await store.tables(INDEX).chunks()
     rng = np.random.default_rng(6)
-    await store.write_notes(
-        SUFFIX, DIM, ["a.md"], _rows(0, 20, rng, rng.standard_normal((2, DIM))), [_record("a.md", 20)]
+    await store.tables(INDEX).write_notes(
+        ["a.md"], _rows(0, 20, rng, rng.standard_normal((2, DIM))), [_record("a.md", 20)]
     )
     assert await table.count_rows() == 20
     # A complete table is never taken for one: a later process opens it with its rows.
     again = await Store.open(tmp_path)
-    assert await again.count_chunks(SUFFIX, DIM) == 20
+    assert await again.tables(INDEX).count_chunks() == 20
 
 
 async def test_memory_is_released_once_activity_pauses_not_at_every_touch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,12 +122,11 @@ async def test_old_versions_a_large_sync_kept_are_pruned_once_no_search_can_read
         for n in range(3):  # versions: each sync writes some
             (small_vault / f"Extra {n}.md").write_text(f"# Extra {n}\n\nMore words, number {n}.\n")
             await services.indexer.sync()
-        active = services.store.read_meta().active
-        suffix, dimension = active["suffix"], int(active["dimension"])
-        await services.store.compact(suffix, dimension, keep=timedelta(hours=1))  # every version kept
-        versions = settings.resolved_index_dir() / "lancedb" / f"chunks_{suffix}.lance" / "_versions"
+        tables = services.store.tables(services.searcher.active())
+        await tables.compact(keep=timedelta(hours=1))  # every version kept
+        versions = settings.resolved_index_dir() / "lancedb" / f"{tables.chunks_name}.lance" / "_versions"
         before = len(list(versions.glob("*.manifest")))
-        services.store.prune_later(suffix, dimension)
+        tables.prune_later()
         await services.store.wait_background()
         after = len(list(versions.glob("*.manifest")))
     assert before > 3 and after == 1

@@ -5,10 +5,10 @@ import json
 from datetime import date
 
 from tests.web_helpers import running_app
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.core.models import Hit
 from vask_server.core.prompt import fit_prompt
-from vask_server.core.timeexpr import TimeRange
+from vask_server.core.time.expr import TimeRange
 from vask_server.services.context import open_services
 
 

@@ -1,12 +1,13 @@
 """Reading the time in a question: what a person writes, resolved against the day they ask."""
 
 from datetime import date
+from typing import Any
 
 import pytest
 
-from vask_server.core.question import understand
+from vask_server.core.question import Question, understand
 from vask_server.core.retrieve import Filters
-from vask_server.core.timeexpr import describe_range, parse_day, parse_now, read_time
+from vask_server.core.time.expr import describe_range, parse_day, parse_now, read_time
 
 MONDAY = date(2026, 3, 30)  # a Monday
 
@@ -157,20 +158,24 @@ def test_when_did_i_last_orders_by_date_without_a_range(question, order, searche
     assert time.order == order and time.text == searched
 
 
+def _asked(text: str, **fields: Any) -> Question:
+    return Question(text, today=MONDAY, top_k=6, min_similarity=0.0, **fields)
+
+
 def test_explicit_dates_win_over_the_words_of_the_question():
     given = Filters(date_from=date(2025, 1, 1), date_to=date(2025, 1, 31))
-    understood = understand("what did I write last month?", today=MONDAY, filters=given)
+    understood = understand(_asked("what did I write last month?", filters=given))
     assert understood.filters.date_from == date(2025, 1, 1) and understood.text == "what did I write last month?"
 
 
 def test_a_question_without_time_is_searched_as_asked():
-    understood = understand("What did I decide about pricing?", today=MONDAY)
+    understood = understand(_asked("What did I decide about pricing?"))
     assert understood.text == "What did I decide about pricing?" and understood.time_range is None
     assert understood.filters == Filters()
 
 
 def test_time_reading_can_be_turned_off():
-    understood = understand("what did I write last month?", today=MONDAY, read_time_words=False)
+    understood = understand(_asked("what did I write last month?", read_time=False))
     assert understood.time_range is None and understood.text == "what did I write last month?"
 
 

@@ -15,7 +15,7 @@ async def indexed_state(api: Api) -> dict[str, set[str]]:
     services = api.live.services
     active = services.store.read_meta().active
     assert active is not None
-    rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["path", "text"])
+    rows = await services.store.tables(active).all_chunk_rows(["path", "text"])
     state: dict[str, set[str]] = {}
     for path, text in zip(rows["path"].to_pylist(), rows["text"].to_pylist(), strict=True):
         state.setdefault(path, set()).add(text)

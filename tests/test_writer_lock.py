@@ -23,7 +23,7 @@ from vask_server.adapters.meta import read_meta, write_meta
 from vask_server.adapters.running_server import local_url
 from vask_server.adapters.store import UNDROPPED_TABLES
 from vask_server.adapters.writer_lock import HOLDER_FILE, INDEX, SERVE, IndexBusy, WriterLock, read_holder
-from vask_server.cli import main
+from vask_server.cli.command import main
 from vask_server.services.context import open_services
 
 # --- real processes --------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,8 +14,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from vask_server.adapters.meta import read_meta
 from vask_server.config import Settings
-from vask_server.services.live import LiveIndex
-from vask_server.web.app import create_app
+from vask_server.core.ratelimit import FailureLimiter
+from vask_server.services.sync.live import LiveIndex
+from vask_server.web.app import AsgiMount, create_app
 from vask_server.web.keys import LIVE
 
 TOKEN = "test-token-0123456789"
@@ -56,8 +57,15 @@ class Api:
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, *, watch: bool = False, wait: bool = True) -> AsyncIterator[Api]:
-    app = create_app(settings, watch=watch, token=TOKEN)
+async def running_app(
+    settings: Settings,
+    *,
+    watch: bool = False,
+    wait: bool = True,
+    mounts: Sequence[AsgiMount] = (),
+    limiter: FailureLimiter | None = None,
+) -> AsyncIterator[Api]:
+    app = create_app(settings, watch=watch, token=TOKEN, mounts=mounts, limiter=limiter)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         api = Api(client)
         if wait:
@@ -67,7 +75,7 @@ async def running_app(settings: Settings, *, watch: bool = False, wait: bool = T
 
 async def break_keyword_index(index_dir: Path) -> None:
     """Deletes the files of the chunks table's full-text index, as a disk fault or a sync tool might."""
-    suffix = read_meta(index_dir).active["suffix"]
+    suffix = read_meta(index_dir).searched().suffix
     table = await (await lancedb.connect_async(str(index_dir / "lancedb"))).open_table(f"chunks_{suffix}")
     (fts,) = [index for index in await table.list_indices() if index.index_type == "FTS"]
     shutil.rmtree(index_dir / "lancedb" / f"chunks_{suffix}.lance" / "_indices" / fts.index_uuid)

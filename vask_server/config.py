@@ -242,7 +242,7 @@ _RULES: dict[str, Rule] = {
 }
 # The folders are checked where they are used (Settings.require_vault, adapters.folders);
 # a boolean is checked by its parser.
-# The certificate and key are read by `vask serve` (web/tls.py), which says what is wrong with them.
+# The certificate and key are read by `vask serve` (adapters/tls.py), which says what is wrong with them.
 CHECKED_WHERE_USED = frozenset(
     {"vault", "index_dir", "allow_remote", "obsidian_excluded", "tls_cert", "tls_key", "index_canvas", "index_pdf"}
 )

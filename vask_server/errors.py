@@ -100,6 +100,21 @@ class RegistryNotAllowed(VaskError):
     summary = "The model's name points at a registry other than Ollama's that VASK_PULL_REGISTRIES does not name"
 
 
+class ApplyNotAllowed(VaskError):
+    code = "apply_not_allowed"
+    status = 403
+    summary = (
+        "Only the default device, or one allowed with `vask token allow-apply NAME`, may apply, reject or undo "
+        "a proposed change"
+    )
+
+
+class NoteExcluded(VaskError):
+    code = "note_excluded"
+    status = 403
+    summary = "The note is excluded (VASK_EXCLUDE, Obsidian's Excluded files, `vask: exclude`): never read or changed"
+
+
 class NotFound(VaskError):
     code = "not_found"
     status = 404
@@ -116,6 +131,24 @@ class NotIndexed(VaskError):
     code = "not_indexed"
     status = 409
     summary = "The vault has not been indexed yet"
+
+
+class StaleProposal(VaskError):
+    code = "stale_proposal"
+    status = 409
+    summary = "The note changed since the change was proposed (or, for undo, since it was applied): nothing written"
+
+
+class ProposalClosed(VaskError):
+    code = "proposal_closed"
+    status = 409
+    summary = "The proposal was decided already (applied, rejected or undone)"
+
+
+class QueueFull(VaskError):
+    code = "queue_full"
+    status = 409
+    summary = "Too many proposed changes wait for a decision: approve or reject some first"
 
 
 class PayloadTooLarge(VaskError):

@@ -16,13 +16,13 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vask_server.core.dates import DEFAULT_DATE_KEYS
 from vask_server.core.embed_prompts import Instructions, instructions_for
 from vask_server.core.exclude import split_globs
+from vask_server.core.time.dates import DEFAULT_DATE_KEYS
 from vask_server.errors import ConfigError
 
 
@@ -121,9 +121,6 @@ class Settings:
         used = provider == "openai" and same_server(address, self.openai_base_url, provider)
         chat_elsewhere = chat_provider == "openai" and not same_server(chat_address, self.openai_base_url, "openai")
         return bool(self.openai_api_key) and not self.chat_api_key and not used and chat_elsewhere
-
-    def with_overrides(self, **overrides: Any) -> Settings:
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
     def require_vault(self) -> Path:
         if self.vault is None:

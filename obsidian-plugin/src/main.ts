@@ -24,11 +24,14 @@ import { AskModal } from './view/AskModal';
 import { copyChat, saveChatAsNote } from './view/chatNotes';
 import { ChatView, VIEW_TYPE_CHAT, type AskOptions } from './view/ChatView';
 import { HistoryModal, type HistoryModalHost } from './view/HistoryModal';
+import type { ProposalHost } from './view/host';
+import { ProposalActions } from './view/proposalActions';
+import { ProposalsView, VIEW_TYPE_PROPOSALS } from './view/ProposalsView';
 import { HOVER_SOURCE } from './view/links';
 import { RelatedView, VIEW_TYPE_RELATED } from './view/RelatedView';
 import { ServerLogModal } from './view/ServerLogModal';
 import { VaskSettingTab, type SettingsHost } from './view/SettingsTab';
-import { StatusBar } from './view/statusbar';
+import { ProposalsStatus, StatusBar } from './view/statusbar';
 import { StatusModal } from './view/StatusModal';
 
 /** The kept chats' file, in the plugin's folder: see "Chat history" in the plugin's README. */
@@ -42,7 +45,10 @@ interface LocalStorageApp {
 	saveLocalStorage?: (key: string, data: unknown) => void;
 }
 
-export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost {
+/** How often the count of proposed changes is asked for when nothing else prompts it (an agent may propose any time). */
+const PROPOSALS_POLL_MS = 30_000;
+
+export default class VaskPlugin extends Plugin implements SettingsHost, HistoryModalHost, ProposalHost {
 	override settings: VaskSettings = { ...DEFAULT_SETTINGS };
 	/** data.json (synced between devices), this device's storage, and Obsidian's keychain for the token. */
 	private store: SettingsStore | null = null;
@@ -59,6 +65,10 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 	local!: LocalServerControl;
 	private settingTab: VaskSettingTab | null = null;
 	private statusBar!: StatusBar;
+	private proposalsStatus!: ProposalsStatus;
+	/** Deciding on proposed changes to notes (through Vault.process when the server reads this vault). */
+	proposals!: ProposalActions;
+	private readonly countProposalsSoon = debounce(() => void this.countProposals(), 1500);
 	private statusStream!: StatusStream;
 	private batcher!: PathBatcher;
 	private readonly restartStreamSoon = debounce(() => this.statusStream.restart(), 800);
@@ -88,9 +98,17 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		}, localSystem());
 		this.client = this.makeClient();
 		await this.loadHistory();
+		this.proposals = new ProposalActions({
+			app: this.app,
+			client: () => this.client,
+			serverVaultPath: () => this.serverVault,
+			vaultPath: () => this.vaultPath(),
+		});
+		this.register(this.proposals.onChange(() => this.countProposalsSoon()));
 
 		this.registerView(VIEW_TYPE_CHAT, (leaf) => new ChatView(leaf, this));
 		this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, this));
+		this.registerView(VIEW_TYPE_PROPOSALS, (leaf) => new ProposalsView(leaf, this));
 		this.registerHoverLinkSource(HOVER_SOURCE, { display: 'Vask', defaultMod: true });
 		this.addRibbonIcon('message-circle', 'Open vask chat', () => void this.openChat());
 		this.addCommands();
@@ -100,6 +118,10 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		const statusEl = this.addStatusBarItem();
 		this.statusBar = new StatusBar(statusEl);
 		this.registerDomEvent(statusEl, 'click', () => this.openStatusModal());
+		const proposalsEl = this.addStatusBarItem();
+		this.proposalsStatus = new ProposalsStatus(proposalsEl);
+		this.registerDomEvent(proposalsEl, 'click', () => void this.openProposals());
+		this.registerInterval(window.setInterval(() => void this.countProposals(), PROPOSALS_POLL_MS));
 
 		this.statusStream = new StatusStream({
 			connect: (h) => {
@@ -110,11 +132,13 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			onOpen: () => {
 				this.setConnection({ state: 'live', status: this.lastStatus });
 				void this.learnServerVault();
+				this.countProposalsSoon();
 			},
 			onStatus: (status) => {
 				const startedIndexing = status.state === 'indexing' && this.lastStatus?.state !== 'indexing';
 				this.lastStatus = status;
 				this.setConnection({ state: 'live', status });
+				this.countProposalsSoon(); // (a change applied elsewhere is re-indexed: the count may differ)
 				if (startedIndexing) this.sendOpenNotesFirst();
 			},
 			onError: (error) => this.setConnection({ state: 'error', error }),
@@ -141,6 +165,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		this.register(() => {
 			void this.local.stop();
 			this.restartStreamSoon.cancel();
+			this.countProposalsSoon.cancel();
 			this.statusStream.stop();
 			void this.batcher.flush();
 			for (const ctrl of this.inflight) ctrl.abort();
@@ -347,6 +372,7 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			name: 'Show related notes',
 			callback: () => void this.activateView(VIEW_TYPE_RELATED),
 		});
+		this.addCommand({ id: 'review-proposed-changes', name: 'Review proposed changes', callback: () => void this.openProposals() });
 		this.addCommand({ id: 'reindex-vault', name: 'Reindex vault', callback: () => void this.reindexVault() });
 		this.addCommand({ id: 'pause-indexing', name: 'Pause indexing', callback: () => void this.pauseIndexing(true) });
 		this.addCommand({ id: 'resume-indexing', name: 'Resume indexing', callback: () => void this.pauseIndexing(false) });
@@ -400,6 +426,20 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 		await workspace.revealLeaf(leaf);
 		if (typeof leaf.loadIfDeferred === 'function') await leaf.loadIfDeferred();
 		return leaf.view;
+	}
+
+	async openProposals(): Promise<void> {
+		await this.activateView(VIEW_TYPE_PROPOSALS);
+	}
+
+	/** The status bar's count of proposed changes waiting; hidden when none wait or the server cannot say. */
+	private async countProposals(): Promise<void> {
+		try {
+			const list = await this.client.proposals('pending');
+			this.proposalsStatus.update(list.counts);
+		} catch {
+			this.proposalsStatus.update(undefined);
+		}
 	}
 
 	async openChat(): Promise<ChatView | null> {

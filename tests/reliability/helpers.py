@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,12 @@ async def index_fingerprint(services: Services) -> dict[str, Any]:
     """Everything that must match a clean build: chunk ids, their notes and hashes, the manifest."""
     active = services.store.read_meta().active
     assert active is not None, "no active index"
-    rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["id", "path", "hash", "kind"])
+    tables = services.store.tables(active)
+    rows = await tables.all_chunk_rows(["id", "path", "hash", "kind"])
     ids = rows["id"].to_pylist()
-    manifest = await services.store.manifest(active["suffix"])
+    manifest = await tables.manifest()
     return {
-        "model": active["model"],
+        "model": active.model,
         "chunks": sorted(
             zip(ids, rows["path"].to_pylist(), rows["hash"].to_pylist(), rows["kind"].to_pylist(), strict=True)
         ),
@@ -29,7 +31,7 @@ async def index_fingerprint(services: Services) -> dict[str, Any]:
 
 
 async def clean_build(settings: Settings, index_dir: Path) -> dict[str, Any]:
-    fresh = settings.with_overrides(index_dir=index_dir)
+    fresh = dataclasses.replace(settings, index_dir=index_dir)
     async with open_services(fresh) as services:
         await services.indexer.sync()
         return await index_fingerprint(services)
@@ -40,8 +42,9 @@ async def indexed_notes_have_their_vectors(services: Services) -> None:
     meta = services.store.read_meta()
     active = meta.active or meta.building
     assert active is not None, "nothing indexed or being built"
-    manifest = await services.store.manifest(active["suffix"])
-    rows = await services.store.all_chunk_rows(active["suffix"], active["dimension"], ["path"])
+    tables = services.store.tables(active)
+    manifest = await tables.manifest()
+    rows = await tables.all_chunk_rows(["path"])
     counts: dict[str, int] = {}
     for path in rows["path"].to_pylist():
         counts[path] = counts.get(path, 0) + 1

@@ -1,6 +1,7 @@
 """kill -9 at random moments during a full index: the next run converges to exactly a clean build."""
 
 import asyncio
+import dataclasses
 import os
 import random
 import shutil
@@ -103,7 +104,7 @@ def test_kill_minus_nine_during_full_index_then_converge(big_vault, tmp_path):
             assert final.returncode == 0, f"trial {trial}: {err}"
 
             async def converged(index_dir: Path = index_dir) -> dict:
-                async with open_services(crash_settings_base.with_overrides(index_dir=index_dir)) as services:
+                async with open_services(dataclasses.replace(crash_settings_base, index_dir=index_dir)) as services:
                     return await index_fingerprint(services)
 
             after = asyncio.run(converged())

@@ -30,7 +30,9 @@ from vask_server.web.openapi import openapi_document
 pytestmark = pytest.mark.reliability
 
 TOKEN = "fuzz-token-0123456789abcdef"
-schema = schemathesis.openapi.from_dict(openapi_document()).exclude(path="/v1/events")  # an endless stream
+# /v1/events: an endless stream. /mcp: the MCP SDK speaks its own protocol there (tests/test_mcp_*.py drive it
+# with the SDK's client, wrong input included)
+schema = schemathesis.openapi.from_dict(openapi_document()).exclude(path="/v1/events").exclude(path="/mcp")
 
 
 @dataclass

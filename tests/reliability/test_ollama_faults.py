@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import vask_server.services.indexer as indexer_module
+import vask_server.services.sync.indexer as indexer_module
 from tests.reliability.helpers import clean_build, index_fingerprint, indexed_notes_have_their_vectors
 from tests.web_helpers import running_app
 from vask_server.config import load_settings
@@ -95,8 +95,8 @@ async def test_going_down_mid_index_loses_nothing(switchable_ollama, vault, tmp_
         while not task.done():
             building = services.store.read_meta().building
             if building is not None:
-                target = building["suffix"]
-                written = len(await services.store.manifest(target))
+                target = building
+                written = len(await services.store.tables(target).manifest())
                 if written:
                     break
             await asyncio.sleep(0.02)
@@ -145,7 +145,7 @@ async def test_the_events_say_ollama_is_down_when_it_goes_down_with_nothing_to_s
 ):
     """`ollama.reachable` is what Ollama does now, not whether the last sync failed: an idle server
     asks it when no request has for a while, and says so when it goes down and when it is back."""
-    import vask_server.services.live as live_module
+    import vask_server.services.sync.live as live_module
 
     monkeypatch.setattr(live_module, "OLLAMA_CHECK_EVERY", 0.3)
     monkeypatch.setattr(live_module, "OLLAMA_CHECK_WHILE_DOWN", 0.2)

@@ -87,7 +87,7 @@ class VectorIndexes:
         """The ANN index as `plan` says, and the one it replaces dropped (searches in flight keep their
         version). Raises what LanceDB raises."""
         # RaBitQ at 2 bits a dimension: against the 8-bit scalar codes, a quarter of the memory to hold
-        # and to scan, and the 575,273-chunk build peaked 220 MiB lower (recall: `ann_plan._ANN_REFINE`).
+        # and to scan, and a lower peak to build (docs/BENCHMARKS.md, "The vector index").
         config = IvfRq(distance_type="cosine", num_partitions=plan.partitions, num_bits=2)
         await table.create_index("vector", config=config, name=plan.index_name, replace=True)
         for old in await self.read(name, table):
@@ -128,7 +128,7 @@ class VectorIndexes:
 
     def probed(self, name: str, dimension: int, query: Any, where: str | None, *, approximate_filter: bool) -> Any:
         """A vector query set to go through the table's index, if it has one, or exact. A filtered
-        search is exact unless `approximate_filter` (see `Store.vector_search`)."""
+        search is exact unless `approximate_filter` (see `SearchOptions`, adapters/tables.py)."""
         if name in self.built and (not where or approximate_filter):
             partitions = self.built[name]
             nprobes = ann_nprobes(partitions) if partitions is not None else UNKNOWN_INDEX_PROBES

@@ -5,35 +5,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Exact vector search reads every stored vector: ~90 ms per query at 100,000 chunks of 384 floats on
-# two cores, ~25 ms at 30,000. From this many rows on, an ANN index (IVF partitions of RaBitQ codes,
-# 2 bits a dimension) is built in the background, off the request path; searches then probe its
-# partitions and re-rank the best `refine` x limit candidates with the full vectors, so scores stay
-# exact cosines. Every parameter comes from `ann_plan` (recall against exact search at each size:
-# docs/BENCHMARKS.md).
+# Exact vector search reads every stored vector, so its cost grows with the rows; from this many on,
+# an ANN index (IVF partitions of RaBitQ codes, 2 bits a dimension) is built in the background, off the
+# request path; searches then probe its partitions and re-rank the best `refine` x limit candidates
+# with the full vectors, so scores stay exact cosines. Every parameter comes from `ann_plan`; the
+# figures each rests on: docs/BENCHMARKS.md, "The vector index".
 VECTOR_INDEX_MIN_ROWS = 30_000
 _ANN_ROWS_PER_PARTITION = 8_192
 _ANN_MAX_PARTITIONS = 1_024
-# recall@50 follows the share of partitions probed, on vectors that cluster by topic too (582,085
-# chunks of 100,000 notes in 1,000 topics, 1,024-d, 71 partitions: 8 probed 0.52, 36 0.93, 48 0.995,
-# all 1.000, at 13.8 / 23.0 / 24.3 / 24.8 ms; unclustered, 575,273 chunks, 70 partitions: 60 0.93,
-# all 0.99). Probing all scans only the codes; the 8-bit codes used before were four times larger.
+# Recall follows the share of partitions probed, on vectors that cluster by topic too, and probing
+# all costs little more than most: it scans only the codes, a quarter the size of the 8-bit ones
+# used before.
 _ANN_PROBE_SHARE = 1.0  # of the partitions
 # What an index whose partitions are not known (named otherwise: replaced at the next sync) is
 # searched with meanwhile: LanceDB's own default.
 UNKNOWN_INDEX_PROBES = 20
 # The best refine x limit candidates by their 2-bit codes are re-ranked by their full vectors, each read
-# from the table: at 575,273 chunks those reads are most of the vector list (20: 1,000 rows, ~12 ms of
-# ~25). recall@50 (mean, worst of 100-200 queries) at 124,316 / 575,273 chunks: refine 5 0.991 / 0.990,
-# 0.92; 10 0.999, 0.96 / 0.999, 0.96; 20 1.000, 1.00 / 1.000, 1.00. Those reads cost the same at any
-# size while the code scan grows with the rows, so a smaller index, whose search is quick, re-ranks
-# twice as many and keeps 1.000. (3- and 4-bit codes reach 1.000 at refine 5 in about the time 2-bit
-# codes take at 10, but hold 27 and 53 MiB more in a serving process.)
+# from the table: on a large index those reads are most of the vector search. They cost the same at
+# any size while the code scan grows with the rows, so a smaller index, whose search is quick,
+# re-ranks twice as many and keeps full recall. (3- and 4-bit codes need fewer re-ranked for the same
+# recall, but hold more in a serving process.)
 _ANN_REFINE = 10
 # RaBitQ's estimate of a cosine is closer the more dimensions a code has, so wider vectors need fewer
-# re-ranked: on 582,085 clustered chunks (100,000 notes in topics), recall@50 at refine 6 / 10 was
-# 0.987 / 0.997 at 384 dimensions and 0.997 / 1.000 at 1,024, each read costing more (~0.9 ms per
-# refine step at 1,024-d: /v1/search median 34-36 -> 30.5-31.5 ms at 6). From this width on, refine 6.
+# re-ranked for the same recall, and each of their reads costs more. From this width on, refine 6.
 _ANN_REFINE_WIDE = 6
 _ANN_WIDE_DIMENSIONS = 768
 _ANN_REFINE_SMALL = 20
@@ -42,10 +36,9 @@ _ANN_SMALL_PARTITIONS = 32  # ~260,000 rows
 # background; the old one serves until the new one is ready): rows added later only join the
 # partitions trained before them, which grow and lose their shape.
 REBUILD_GROWTH = 2.0
-# Rows written since the index was built are searched exactly beside it, ~1.7 us each per search
-# (5,863 of them after 1,000 of 100,000 notes were edited: /v1/search 40.4 -> 57.3 ms median, of
-# which 10 ms the vector side): from this many, the index is built again in the background, the old
-# one serving meanwhile (an optimize, which would fold them in, damages it: adapters/upkeep.py).
+# Rows written since the index was built are searched exactly beside it, each adding to every
+# search: from this many, the index is built again in the background, the old one serving meanwhile
+# (an optimize, which would fold them in, damages it: adapters/upkeep.py).
 REBUILD_UNINDEXED_ROWS = 2_000
 # + the partition count: what a later process reads the plan from. (An index named otherwise, such as
 # the 8-bit `vector_ivf<N>` of earlier versions or LanceDB's default name, is replaced once.)

@@ -1,6 +1,6 @@
 """The search calibration of the last index version it was measured on, kept beside the index.
 
-Measuring it reads every chunk's path and a sample of vectors (about a second at 500,000 chunks) and
+Measuring it reads every chunk's path and a sample of vectors (docs/BENCHMARKS.md, "Speed") and
 embeds a few dozen probes as questions: kept on disk, a restart with nothing changed has it at once
 instead of making the first search wait. It holds four numbers, what they were measured on, and the
 version they belong to; nothing of any note.

@@ -26,11 +26,10 @@ def per_notes(total: int, notes: int, per: int = PER_NOTES) -> int | None:
     return round(total * per / notes) if notes > 0 else None
 
 
-# What `vask serve` holds once idle after searching, fitted to the measured restarts at 10,000 and
-# 100,000 notes (121,736 and 582,085 chunks) at 384 and 1,024 dimensions: 231, 365 and 254, 447 MiB
-# (docs/bench/sizes-1024.json); this fit gives 234, 361 and 251, 444. A fixed part (the libraries,
-# Python) and, for each chunk, ~200 bytes (keyword index, row data) and a quarter byte a dimension (the
-# ANN index's 2-bit codes, which LanceDB holds once searched).
+# What `vask serve` holds once idle after searching, fitted to the measured restarts at two sizes and
+# two dimensions (docs/BENCHMARKS.md, "Memory"; docs/bench/sizes-1024.json): a fixed part (the
+# libraries, Python) and, for each chunk, some bytes (keyword index, row data) and a quarter byte a
+# dimension (the ANN index's 2-bit codes, which LanceDB holds once searched).
 _SERVE_BASE_MIB = 200
 _SERVE_BYTES_PER_CHUNK = 200
 _SERVE_BYTES_PER_CHUNK_DIMENSION = 0.233

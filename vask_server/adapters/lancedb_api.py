@@ -1,9 +1,9 @@
 """LanceDB, imported without running the package of its REST namespace client.
 
 `lancedb` imports the models of `lance_namespace_urllib3_client`, and that package's `__init__` also
-imports its nine REST API classes, whose pydantic `validate_call` wrappers are built at import: ~0.5 s
-of every start (`import lancedb` 1.2 s -> 0.6-0.8 s here), for a client of remote namespaces that vask
-never connects to. The package is put in place without its `__init__`, so its submodules (the
+imports its nine REST API classes, whose pydantic `validate_call` wrappers are built at import: much
+of every start (docs/BENCHMARKS.md, "Speed"), for a client of remote namespaces that vask never
+connects to. The package is put in place without its `__init__`, so its submodules (the
 models) import as usual; the first use of anything else it defines runs the real `__init__` then, so
 nothing that does need the client finds it missing.
 """

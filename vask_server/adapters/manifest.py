@@ -1,9 +1,9 @@
 """The notes table as a sync reads it: kept in Arrow's columns, a row made into a `NoteRecord` only
 when one is asked for, and without the links (JSON, most of a row) unless they are wanted.
 
-As Python records, 100,000 notes held 247 MiB for as long as a sync ran, and every sync that found a
-change read them all; in columns, without the links, 67 MiB (docs/BENCHMARKS.md). The scan's
-comparison reads two integer columns.
+As Python records, a large vault's notes held several times as much for as long as a sync ran, and
+every sync that found a change read them all (docs/BENCHMARKS.md, "Memory"). The scan's comparison
+reads two integer columns.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class NoteRecord:
     title: str
     aliases: list[str]
     tags: list[str]
-    links: str | None  # JSON; None in a record read without it (`Store.manifest(with_links=False)`)
+    links: str | None  # JSON; None in a record read without it (`IndexTables.manifest(with_links=False)`)
     chunk_count: int
     status: str
     reason: str

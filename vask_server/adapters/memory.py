@@ -23,15 +23,15 @@ def _glibc_call(name: str, *args: int) -> None:
 
 def release_memory() -> None:
     """Hands memory freed by large operations back to the OS. glibc keeps freed heap for reuse, so
-    after a first build of 100,000 chunks (compaction, full-text and vector indexes) the process
-    would otherwise stay near its peak long after."""
+    after a large first build (compaction, full-text and vector indexes) the process would
+    otherwise stay near its peak long after."""
     pa.default_memory_pool().release_unused()
     _glibc_call("malloc_trim", 0)
 
 
 class ReleaseWhenQuiet:
-    """Calls `release_memory` once activity has stopped for `after` seconds: at 575,000 chunks, 50
-    searches left ~90 MiB that they had freed but the allocator kept (docs/BENCHMARKS.md)."""
+    """Calls `release_memory` once activity has stopped for `after` seconds: searches free memory
+    that the allocator would otherwise keep (docs/BENCHMARKS.md, "Memory")."""
 
     def __init__(self, after: float = 5.0) -> None:
         self._after = after
@@ -51,17 +51,15 @@ class ReleaseWhenQuiet:
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
     """The database's worker threads each get a glibc heap arena by default (8 per core), and each
-    arena keeps its own freed memory: with two, a 10,000-note build peaked ~70 MB lower and the
-    server sat ~150 MB lower after searching, at the same speed (docs/BENCHMARKS.md). Called before
-    those threads start."""
+    arena keeps its own freed memory: with two, a build peaks lower and the server sits lower after
+    searching, at the same speed (docs/BENCHMARKS.md, "Memory"). Called before those threads start."""
     _glibc_call("mallopt", _M_ARENA_MAX, arenas)
 
 
 _M_ARENA_MAX = -8  # from glibc's malloc.h
 
-# Lance queues up to 2 GiB of reads ahead of a scan by default, sized for cloud object stores. On a
-# local disk 16 MiB reads as fast, and the full-text index build of 575,000 chunks peaked 154 MiB
-# lower with it (the vector index build 38 MiB lower; docs/BENCHMARKS.md).
+# Lance's default read-ahead of a scan is sized for cloud object stores. On a local disk this much
+# reads as fast, and the index builds peak lower with it (docs/BENCHMARKS.md, "Memory").
 READ_AHEAD_BYTES = 16 * 1024 * 1024
 
 
@@ -71,11 +69,9 @@ def limit_read_ahead() -> None:
     os.environ.setdefault("LANCE_DEFAULT_IO_BUFFER_SIZE", str(READ_AHEAD_BYTES))
 
 
-# The vector index build sorts the vectors into partitions in batches of this many bytes (Lance's
-# default: 128 MiB, held several times over while sorted). At 582,085 chunks of 1,024 dimensions the
-# build alone peaked 542 MiB with 32 MiB against 741 with the default; 16 MiB against 32, four and
-# three builds alternated: 428-447 (median 436) against 491-552 (505) MiB, 32 s each, recall@50
-# 0.9995 both (docs/BENCHMARKS.md).
+# The vector index build sorts the vectors into partitions in batches of this many bytes, each held
+# several times over while sorted: smaller than Lance's default, the build peaks lower at the same
+# speed and recall (docs/BENCHMARKS.md, "Memory").
 SHUFFLE_BATCH_BYTES = 16 * 1024 * 1024
 
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 HIT_COLUMNS = ("hit", "text")
 
 # Vectors are stored as 16-bit floats: half the disk and half of what compaction and the ANN build
-# read, for a cosine that moves by ~1e-4 (docs/BENCHMARKS.md). They are read back as float32.
+# read, for a cosine that barely moves (docs/BENCHMARKS.md, "The vector index"). Read back as float32.
 VECTOR_VALUE_TYPE = pa.float16()
 
 
@@ -37,7 +37,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
             pa.field("text", pa.string()),
             pa.field("search_text", pa.string()),  # title, aliases, heading path and text: for full-text
             pa.field("tags", pa.list_(pa.string())),
-            # When the passage was written (core/dates.py): the first and last day it covers, and
+            # When the passage was written (core/time/dates.py): the first and last day it covers, and
             # where that was read ("daily-note", "frontmatter:created", "heading", …, "file-time").
             pa.field("date", pa.date32()),
             pa.field("date_end", pa.date32()),

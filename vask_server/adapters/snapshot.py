@@ -29,7 +29,7 @@ def _path(index_dir: Path) -> Path:
 def scan_digest(notes: Mapping[str, FileStat]) -> str:
     """One digest of every note's path, modification time and size. The snapshot is only compared
     for equality, so this is all it keeps: a restart compares one string instead of parsing and
-    comparing an entry a note (1.1 s at 100,000 notes), and no note's name, not even that of one
+    comparing an entry a note (docs/BENCHMARKS.md, "Speed"), and no note's name, not even that of one
     that opted out (`vask: exclude`), is written down."""
     digest = hashlib.sha256()
     for path in sorted(notes):
@@ -89,8 +89,8 @@ def index_is_current(
     return bool(
         active
         and not meta.building
-        and active.get("model") == model
-        and active.get("suffix") == table_suffix(model, int(active.get("dimension", 0)), document_prompt)
+        and active.model == model
+        and active.suffix == table_suffix(model, active.dimension, document_prompt)
         and meta.extra.get("chunking") == fingerprint
         and matches_snapshot(index_dir, model, fingerprint, notes)
     )

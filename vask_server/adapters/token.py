@@ -2,8 +2,9 @@
 
 - `token`: the `default` device's token, as earlier versions kept it (plain text, so `vask token` can
   print it again for the Obsidian on this machine; `vask token revoke default` deletes it).
-- `devices.json`: every other device, by name: the SHA-256 of its token (never the token) and when
-  it was made. Written only by `vask token add` and `vask token revoke`.
+- `devices.json`: every other device, by name: the SHA-256 of its token (never the token), when it
+  was made, and `may_apply` when the person allowed it to apply proposed changes to notes (`vask token
+  allow-apply NAME`; the default device always may). Written only by `vask token` itself.
 - `devices-used.json`: when each device was last seen, written only by the server, at most once a
   minute (so a burst of requests does not mean a burst of writes, and the server never rewrites the
   file the CLI writes).
@@ -132,8 +133,10 @@ def _check_name(name: str) -> None:
         )
 
 
-def add_device(index_dir: Path, name: str) -> str:
-    """A new device's token, returned once: only its hash is kept."""
+def add_device(index_dir: Path, name: str, *, may_apply: bool = False) -> str:
+    """A new device's token, returned once: only its hash is kept. `may_apply`: it may apply, reject
+    and undo proposed changes to notes (off unless asked: a phone's token, if lost, then cannot
+    change the notes)."""
     _check_name(name)
     if name == DEFAULT_DEVICE:
         raise ConfigError(
@@ -148,7 +151,7 @@ def add_device(index_dir: Path, name: str) -> str:
                 f"Pick another name, or run `vask token revoke {name}` first to replace its token.",
             )
         token = secrets.token_urlsafe(32)
-        devices[name] = {"sha256": digest(token), "created": _now()}
+        devices[name] = {"sha256": digest(token), "created": _now(), **({"may_apply": True} if may_apply else {})}
         _save_devices(index_dir, devices)
     return token
 
@@ -170,12 +173,33 @@ def revoke_device(index_dir: Path, name: str) -> None:
         _save_devices(index_dir, devices)
 
 
+def allow_apply(index_dir: Path, name: str, allowed: bool) -> None:
+    """Lets a device apply, reject and undo proposed changes to notes, or stops it, from its next request."""
+    if name == DEFAULT_DEVICE:
+        raise ConfigError(
+            "The default device always may apply proposed changes.", "Name another device (`vask token list`)."
+        )
+    if not index_dir.is_dir():
+        raise ConfigError(f"No device named {name!r}.", "There are no devices yet: `vask token add NAME` makes one.")
+    with _locked(index_dir):
+        devices = _devices(index_dir)
+        if name not in devices:
+            known = ", ".join(d.name for d in list_devices(index_dir)) or "none"
+            raise ConfigError(f"No device named {name!r}.", f"Devices: {known} (`vask token list`).")
+        if allowed:
+            devices[name]["may_apply"] = True
+        else:
+            devices[name].pop("may_apply", None)
+        _save_devices(index_dir, devices)
+
+
 @dataclass(frozen=True)
 class Device:
     name: str
     sha256: str
     created: str | None
     last_used: str | None = None
+    may_apply: bool = False  # may apply proposed changes to notes (always, for the default device)
 
 
 def list_devices(index_dir: Path) -> list[Device]:
@@ -185,9 +209,10 @@ def list_devices(index_dir: Path) -> list[Device]:
     if token:
         created = datetime.fromtimestamp(token_path(index_dir).stat().st_mtime, UTC)
         stamp = created.isoformat(timespec="seconds").replace("+00:00", "Z")
-        found.append(Device(DEFAULT_DEVICE, digest(token), stamp, used.get(DEFAULT_DEVICE)))
+        found.append(Device(DEFAULT_DEVICE, digest(token), stamp, used.get(DEFAULT_DEVICE), may_apply=True))
     for name, entry in sorted(_devices(index_dir).items()):
-        found.append(Device(name, entry["sha256"], entry.get("created"), used.get(name)))
+        allowed = entry.get("may_apply") is True
+        found.append(Device(name, entry["sha256"], entry.get("created"), used.get(name), may_apply=allowed))
     return found
 
 
@@ -205,6 +230,7 @@ class TokenRegistry:
         self._clock = clock
         self._stamp: tuple[Any, ...] | None = None
         self._digests: dict[str, str] = {}  # name -> sha256
+        self._may_apply: frozenset[str] = frozenset()
         self._used: dict[str, str] = {}
         self._used_dirty = False
         self._used_written = clock()
@@ -223,7 +249,9 @@ class TokenRegistry:
         stamp = self._file_stamp()
         if stamp == self._stamp:
             return
-        digests = {name: entry["sha256"] for name, entry in _devices(self.index_dir).items()}
+        devices = _devices(self.index_dir)
+        digests = {name: entry["sha256"] for name, entry in devices.items()}
+        self._may_apply = frozenset(name for name, entry in devices.items() if entry.get("may_apply") is True)
         if self._fixed:
             digests[DEFAULT_DEVICE] = self._fixed
         else:
@@ -242,6 +270,14 @@ class TokenRegistry:
             if hmac.compare_digest(given, known.encode()):
                 found = name
         return found
+
+    def may_apply(self, name: str) -> bool:
+        """Whether this device may apply, reject and undo proposed changes to notes: the default
+        device always, another only when allowed (`vask token allow-apply NAME`), from its next request."""
+        if name == DEFAULT_DEVICE:
+            return True
+        self._refresh()
+        return name in self._may_apply
 
     def touch(self, name: str) -> None:
         """Records a device's use in memory; written out when a device is first seen, else at most

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -10,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from vask_server.adapters.atomic import replace_file
 from vask_server.core.exclude import Excluder
 from vask_server.core.filetypes import ALL_TYPES, suffixes
+from vask_server.core.proposals import bytes_hash
 from vask_server.errors import BadRequest, NotFound
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,21 @@ class NoteUnreadable(Exception):
         self.status = status
 
 
+def _read_only(path: Path) -> bool:
+    """No one may write it (its mode), or this user may not."""
+    return not stat.S_IMODE(os.stat(path).st_mode) & 0o222 or not os.access(path, os.W_OK)
+
+
+class NoteChanged(Exception):
+    """A note that no longer has the content a write was meant for: nothing was written."""
+
+    def __init__(self, relative: str, now: str | None) -> None:
+        super().__init__(relative)
+        self.now = now  # the hash of its bytes now; None: there is no such file
+
+
 _ALL_SUFFIXES = suffixes(ALL_TYPES)
+TRASH = ".trash"  # Obsidian's own trash folder ("Deleted files: Move to Obsidian trash")
 
 
 def is_note_path(relative: str, types: tuple[str, ...] = ALL_TYPES) -> bool:
@@ -81,7 +98,7 @@ class Vault:
         """The files of these types (core/filetypes.py) that are not excluded, and every file."""
         wanted = suffixes(types)
         # Relative paths are built as strings along the walk: making a Path of every file and
-        # asking it for its relative form cost 20 µs a file, three quarters of a 10,000-note scan.
+        # asking it for its relative form was most of a scan (docs/BENCHMARKS.md, "Speed").
         notes: dict[str, FileStat] = {}
         excluded: dict[str, str] = {}
         all_files: list[str] = []
@@ -227,3 +244,74 @@ class Vault:
         except UnicodeDecodeError as exc:
             text = data.decode("utf-8", errors="replace")
             return text, [f"{relative}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"]
+
+    def read_bytes(self, relative: str, max_bytes: int) -> bytes | None:
+        """A file's bytes exactly (None: there is no such file), for a change to it; a path out of the
+        vault is refused as `resolve` refuses it, a file over `max_bytes` with NoteUnreadable."""
+        path = self.resolve(relative)
+        try:
+            with path.open("rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    raise NoteUnreadable("not a file")
+                data = handle.read(max_bytes + 1)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise NoteUnreadable("is a folder") from None
+        except OSError as exc:
+            raise NoteUnreadable(f"cannot read: {exc.strerror or exc}") from None
+        if len(data) > max_bytes:
+            raise NoteUnreadable(f"too large: over the {max_bytes / 1_000_000:.1f} MB limit (VASK_MAX_NOTE_BYTES)")
+        return data
+
+    def _current_hash(self, path: Path) -> str | None:
+        try:
+            return bytes_hash(path.read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def write_note(self, relative: str, data: bytes, *, expected: str | None) -> None:
+        """Replaces a file's bytes whole (adapters/atomic.replace_file), only while they still hash to
+        `expected` (None: only while no file has that name; missing folders are made). Checked once the
+        new bytes are on disk, right before the rename: a note saved in between is never overwritten
+        (NoteChanged). A note that is a link to a file elsewhere in the vault is written where it
+        points, and stays a link."""
+        path = self.resolve(relative)
+        real = path.resolve()
+        if expected is not None and os.path.exists(real) and _read_only(real):
+            # (a rename would replace a note made read-only: its owner meant it to stay as it is)
+            raise PermissionError(errno.EACCES, "the note is read-only")
+        if expected is None:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            if not self._inside(real.parent):  # (a folder made through a link that points out)
+                raise BadRequest(f"Path leaves the vault: {relative!r}", "Symlinks out of the vault are not followed.")
+
+        def unchanged() -> None:
+            now = self._current_hash(real) if expected is not None or os.path.lexists(real) else None
+            if now != expected:
+                raise NoteChanged(relative, now)
+
+        try:
+            replace_file(real, data, check=unchanged, create=expected is None)
+        except FileExistsError:
+            raise NoteChanged(relative, self._current_hash(real)) from None
+        except FileNotFoundError:
+            raise NoteChanged(relative, None) from None
+
+    def trash_note(self, relative: str, *, expected: str) -> str:
+        """Moves a note into Obsidian's trash folder (`.trash/`, where Obsidian's own "Move to Obsidian
+        trash" puts it), only while its bytes still hash to `expected`; returns where it went."""
+        path = self.resolve(relative)
+        real = path.resolve()
+        if self._current_hash(real) != expected:
+            raise NoteChanged(relative, self._current_hash(real))
+        trash = self.root / TRASH
+        trash.mkdir(exist_ok=True)
+        stem, suffix = os.path.splitext(real.name)
+        target = trash / real.name
+        number = 1
+        while os.path.lexists(target):
+            target = trash / f"{stem} {number}{suffix}"
+            number += 1
+        os.replace(real, target)
+        return self.relative(target)

@@ -22,7 +22,7 @@ _ROW_PART = "table-row-part"  # a piece of a row too long for one chunk: plain t
 
 # Chunking asks for the token count of the same line several times (section sizes, merging, packing):
 # counted once, then remembered. Bounded by a long note's lines, so a long sync does not keep every
-# line it has seen (8,192 entries held ~8 MB after a 10,000-note build).
+# line it has seen (docs/BENCHMARKS.md, "Memory").
 _line_tokens = functools.lru_cache(maxsize=2048)(count_tokens)
 
 
@@ -36,8 +36,8 @@ class ChunkOptions:
     tables_as_text: bool = True
     # With tables as text, a table larger than this is split into pieces of `table_rows` rows (the
     # header repeated in each), so a question about one row meets that row, not a whole dashboard:
-    # with all-minilm a dashboard row scored 0.20 against its question in a group of three rows and
-    # 0.30 alone, led by the name of what it is about (docs/EVALUATION.md).
+    # a row alone, led by the name of what it is about, is closer to its question than in a group
+    # (docs/EVALUATION.md, "What the ranking's constants rest on").
     table_tokens: int = 100
     table_rows: int = 1
 

@@ -29,10 +29,6 @@ _CJK_CHAR_RE = re.compile(f"[{CJK_CHARS}]")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
 
-def is_cjk(char: str) -> bool:
-    return bool(_CJK_CHAR_RE.fullmatch(char))
-
-
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR_RE.search(text) is not None
 
@@ -119,10 +115,10 @@ def cjk_content(question: str) -> set[str]:
 
 
 # With a model that reads the notes' language, a Chinese or Japanese question its cosines would decline
-# is still taken as answered by a keyword passage holding at least this share of its `cjk_content`. On
-# questions written for tuning over the Chinese and Japanese Obsidian help vaults, the right note's
-# passages held 0.56-1.00 of it, the best passage for questions the vault cannot answer 0.00-0.40
-# (docs/EVALUATION.md, "Non-English vaults").
+# is still taken as answered by a keyword passage holding at least this share of its `cjk_content`:
+# on the tuning questions, between what the right notes' passages hold and what the best passage
+# holds for a question the vault cannot answer (docs/EVALUATION.md, "What the ranking's constants
+# rest on").
 CJK_COVERAGE_EVIDENCE = 0.5
 
 
@@ -134,9 +130,8 @@ def coverage(units: set[str], passage: str) -> float:
 # With a model that reads only English, the keyword list is a Chinese or Japanese question's only
 # evidence, and coverage cannot tell a question the vault answers in other words from one it cannot
 # answer: both hold about half of theirs. Two things tell most of them apart. A question about what
-# the vault never mentions names it, and the name is in no note ("logrotate", "BitLocker", "iPhone":
-# 10 of the 17 absent questions over the Chinese and Japanese vaults of docs/EVALUATION.md that the
-# rule was chosen on, and none of their 71 answered ones). One about something else entirely shares little
-# but grammar: below this share of what it asks about in every passage (the off-topic absent ones held
-# 0.00-0.40; answered paraphrases over a 2,245-note vault as little as 0.30).
+# the vault never mentions names it, and the name is in no note ("logrotate", "BitLocker", "iPhone").
+# One about something else entirely shares little but grammar: below this share of what it asks about
+# in every passage; answered paraphrases hold at least this much (docs/EVALUATION.md, "What the
+# ranking's constants rest on").
 CJK_COVERAGE_FLOOR = 0.3

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vask_server.core.timewords import MONTH_NAMES, SEASONS, WEEKDAYS
+from vask_server.core.time.words import MONTH_NAMES, SEASONS, WEEKDAYS
 
 _PHRASE = (
     r"(?:connect(?:s|ed|ing)?|connections?|linked)\s+(?:to|with)"

@@ -1,8 +1,8 @@
 """A set of chunk content hashes that costs 8 bytes a hash.
 
-A large sync asks, for every batch, which of its chunks' hashes already have a stored vector. With
-the hashes of 575,273 chunks as a Python set of 32-character strings, what a sync read of the chunks
-table (paths and hashes) held 108 MiB; 52 MiB with these keys (docs/BENCHMARKS.md). Each is the
+A large sync asks, for every batch, which of its chunks' hashes already have a stored vector. Held
+as a Python set of 32-character strings, the hashes were most of what a sync's read of the chunks
+table held; these keys halve it (docs/BENCHMARKS.md, "Memory"). Each is the
 integer of its first 16 hex digits, in a sorted array (plus a small set of those added since the
 last merge). Two hashes sharing those 64 bits would only make the sync look for a stored vector it
 then does not find, and embed the chunk: a key says "maybe present", never "certainly".

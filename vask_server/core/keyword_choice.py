@@ -116,29 +116,3 @@ class VaultLanguage:
 
     keyword: KeywordChoice
     not_english: float
-
-
-def language_record(language: VaultLanguage) -> dict[str, Any]:
-    """What an index's record (index.json) keeps of it, beside `keyword_terms`."""
-    return {"not_english": language.not_english, "keyword_choice": language.keyword.to_record()}
-
-
-def recorded_language(active: Mapping[str, Any] | None, setting: str) -> VaultLanguage | None:
-    """What the index's record says the notes told, when it would still be so under `setting` and
-    today's rule for notes as they were; None when the notes must be read to tell."""
-    choice = KeywordChoice.recorded(active)
-    not_english = (active or {}).get("not_english")
-    if choice is None or not choice.holds_for(setting) or not isinstance(not_english, int | float):
-        return None
-    return VaultLanguage(choice, float(not_english))
-
-
-def describe_recorded(active: Mapping[str, Any] | None) -> str | None:
-    """Why the index's keyword text is cut as it is, for `vask status` and `vask doctor`; None
-    before there is an index."""
-    if not active or active.get("keyword_terms") not in (SIMPLE, CJK):
-        return None
-    choice = KeywordChoice.recorded(active)
-    if choice is None:
-        return "chosen before vask recorded why; the next whole sync (`vask index`) chooses again"
-    return choice.reason()

@@ -65,6 +65,22 @@ class LinkResolver:
         )
         return matches[0] if matches else None
 
+    def link_text(self, target: str, source: str = "", style: str = "shortest") -> str:
+        """What a new link from `source` to `target` says, as Obsidian writes one ("New link format"):
+        `shortest`, the name alone where it leads to `target` and to no other file, else the path;
+        `relative`, the path from `source`'s folder; `absolute`, the vault path. Without `.md`; always
+        one that this resolver (the index's) reads back as `target`."""
+        full = _strip_md(target)
+        if style == "relative":
+            relative = posixpath.relpath(full, posixpath.dirname(source) or ".")
+            if self.resolve(relative, source) == target:
+                return relative
+        elif style != "absolute":
+            name = note_name(target)
+            if self._by_name.get(name.lower(), []) == [target]:
+                return name
+        return full if self.resolve(full, source) == target else target
+
 
 def note_name(target: str) -> str:
     """The readable name of a link target: its file name without folders or `.md`."""

@@ -1,8 +1,9 @@
 """Which languages an embedding model reads, as far as its name tells. Pure.
 
-An English-only model cannot read Chinese or Japanese notes: all-MiniLM maps about half of a Chinese
-vault's tokens to `[UNK]`, and unrelated Chinese passages sit at cosine 0.56 on average (English
-ones: 0.08), so its similarities say nothing there. `vask doctor` and `vask status` say so, and the
+An English-only model cannot read Chinese or Japanese notes: all-MiniLM maps much of a Chinese
+vault's tokens to `[UNK]`, and unrelated Chinese passages sit far closer to each other than unrelated
+English ones (docs/EVALUATION.md, "What the ranking's constants rest on"), so its similarities say
+nothing there. `vask doctor` and `vask status` say so, and the
 search then takes its evidence for Chinese and Japanese questions from the keyword side only.
 Models are matched by base name, as in core/embed_prompts.py.
 """

@@ -79,7 +79,7 @@ class Hit:
     text: str
     tags: tuple[str, ...] = ()
     similarity: float | None = None  # cosine to the question, when known
-    # When the passage was written (core/dates.py): one day, or the span of a weekly note or of a
+    # When the passage was written (core/time/dates.py): one day, or the span of a weekly note or of a
     # chunk that holds two dated sections. None only in an index built before dates were read.
     date: datetime.date | None = None
     date_end: datetime.date | None = None

@@ -238,7 +238,7 @@ def _clean_line(line: str, path: str, resolver: LinkResolver | None, state: _Sta
     content = _QUOTE_RE.sub("", without_comments) if ">" in without_comments else without_comments
     content = _BLOCK_ID_RE.sub("", content) if "^" in content else content
     if content[:1] in (" ", "\t"):
-        content = _DEEP_INDENT_RE.sub(" " * _MAX_INDENT, content)  # a list nested 3,000 deep is not 6 KB of spaces
+        content = _DEEP_INDENT_RE.sub(" " * _MAX_INDENT, content)  # a deep list is not pages of spaces
     kind = LINE_TABLE if _TABLE_RE.match(content) else LINE_TEXT
     return _render_inline(content, path, resolver, state), kind
 

@@ -8,9 +8,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from vask_server.core.chunk import ChunkOptions
-from vask_server.core.dates import DateOptions
 from vask_server.core.filetypes import ALL_TYPES
 from vask_server.core.models import Chunk
+from vask_server.core.time.dates import DateOptions
 
 CHUNKER_VERSION = 3  # bump when chunks come out differently: every note is re-chunked
 
@@ -32,7 +32,7 @@ class IndexOptions:
     pdf_timeout: float = 30.0
     # How the keyword column is cut into terms (core/cjk.py): "simple", "cjk", or "auto" until the
     # indexer has chosen for the vault. Not in the fingerprint: a change cuts the stored rows' keyword
-    # text anew (services/recut.py), it reads and chunks no note again.
+    # text anew (services/sync/recut.py), it reads and chunks no note again.
     keyword_terms: str = "simple"
 
     def fingerprint(self) -> str:

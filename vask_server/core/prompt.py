@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from vask_server.core.models import Hit
-from vask_server.core.timeexpr import TimeRange, describe_range
+from vask_server.core.time.expr import TimeRange, describe_range
 from vask_server.core.tokens import count_tokens
 
 SYSTEM_PROMPT = """You answer questions using only the user's own notes, given below as sources."""
@@ -91,7 +91,7 @@ class Prompt:
 def fit_prompt(
     question: str,
     hits: Sequence[Hit],
-    history: Sequence[dict[str, str]] = (),
+    history: Sequence[Mapping[str, str]] = (),
     current_note: str | None = None,
     *,
     context_tokens: int | None = None,
@@ -116,7 +116,7 @@ def fit_prompt(
     if context_tokens is not None:
         # Each part is counted once: tokens never span the whitespace between parts, so the
         # prompt's count is the sum of theirs (re-counting the whole prompt after each dropped
-        # passage took 0.1 s for 50 passages).
+        # passage was slow: docs/BENCHMARKS.md, "Speed").
         room = context_tokens - ANSWER_TOKENS - _estimate(_messages(question, [], [], context))
         # (a separator between each two sources, none after the last)
         separator = count_tokens(_SOURCE_SEPARATOR)
@@ -177,9 +177,3 @@ def _messages(
 
 def _estimate(messages: Sequence[dict[str, str]]) -> int:
     return sum(count_tokens(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in messages)
-
-
-def previous_question(history: Sequence[dict[str, str]]) -> str | None:
-    """The last question the user asked before this one, if any."""
-    previous = [t["content"] for t in history if t.get("role") == "user" and t.get("content")]
-    return previous[-1] if previous else None

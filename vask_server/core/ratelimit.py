@@ -43,3 +43,36 @@ class FailureLimiter:
         self._failures.move_to_end(address)
         times.append(now)
         return len(times) == self.limit
+
+
+class CallBudget:
+    """Calls one client may make: at most `rate` in any `window` seconds, and at most `in_flight`
+    unanswered at once. What stops an agent that floods a door with calls from starving the others
+    (and the machine): past either limit a call is refused with how long to wait. Pure: the clock
+    comes in; the caller says when a call it let in is done."""
+
+    def __init__(self, rate: int = 1200, window: float = 60.0, in_flight: int = 32) -> None:
+        self.rate = rate
+        self.window = window
+        self.in_flight = in_flight
+        self._recent = FailureLimiter(rate, window)
+        self._running: dict[str, int] = {}
+
+    def admit(self, client: str, now: float) -> float | None:
+        """None when the call may go ahead (then `done` must follow); else the seconds to wait, 0
+        when the client must first wait for answers to calls it made."""
+        wait = self._recent.wait(client, now)
+        if wait > 0:
+            return wait
+        if self._running.get(client, 0) >= self.in_flight:
+            return 0.0
+        self._recent.fail(client, now)
+        self._running[client] = self._running.get(client, 0) + 1
+        return None
+
+    def done(self, client: str) -> None:
+        left = self._running.get(client, 0) - 1
+        if left > 0:
+            self._running[client] = left
+        else:
+            self._running.pop(client, None)

@@ -16,7 +16,9 @@ from vask_server.core.scope import Scope
 RRF_K = 60
 _KEYWORD_QUERY_WORDS = 2
 _STANDOUT_RATIO = 1.5
-CONVEX_ALPHA = 0.9  # the cosine's share in convex fusion (0.88 to 0.92 scored alike: EVALUATION.md)
+# The cosine's share in convex fusion; its neighbours score alike (docs/EVALUATION.md, "What the
+# ranking's constants rest on").
+CONVEX_ALPHA = 0.9
 # Added to the score of a passage the question names exactly (see fuse_convex), so that the score
 # alone ranks it first: every other passage scores at most 0.9 + 0.1 × 2 = 1.1, and such a passage's
 # own cosine and keyword share are hardly ever under 0.1.
@@ -81,9 +83,10 @@ def named_terms(question: str) -> set[str]:
 def topic_query(question: str) -> str | None:
     """The question without its scaffolding ("What have I written about…", "How much did my…"):
     its content words in order. Such phrasing resembles any first-person note, so it lifts the
-    best cosine of a question the notes cannot answer; the topic alone does not (on the dev
-    questions it widened the gap between absent and answerable ones from 0.04 to 0.08). Terms
-    with digits or inner symbols ("i+1", "B2", "0.9.7") are kept whole, however short.
+    best cosine of a question the notes cannot answer; the topic alone does not: it widens the
+    gap between absent and answerable questions (docs/EVALUATION.md, "What the ranking's
+    constants rest on"). Terms with digits or inner symbols ("i+1", "B2", "0.9.7") are kept
+    whole, however short.
     None when fewer than two terms are left: then the question speaks for itself."""
     words: list[str] = []
     for token in question.split():
@@ -154,7 +157,7 @@ _SPACED_WORD_CHAR_RE = re.compile(rf"(?![{CJK_CHARS}])[^\W_]")
 def holds_whole_word(passage: str, word: str) -> bool:
     """`passage` holds `word` as a whole word, by the same notion of a word as content_words. Checked
     at each place the word occurs rather than by a pattern made for it: compiling one per word (its
-    character classes span the CJK blocks) cost ~3 ms of every search."""
+    character classes span the CJK blocks) was a noticeable part of every search."""
     if has_cjk(word):
         return word in passage
     start = passage.find(word)
@@ -242,12 +245,12 @@ def fuse_convex(
     core/scale.py); each Ranked keeps its own.
 
     Unlike reciprocal ranks, it keeps how strong each match is: a keyword list whose best match
-    is one common word ("Spanish", "app") no longer counts as much as a close semantic match. On
-    questions written blind it ranked the right note first 0.81 of the time, reciprocal ranks
-    0.65 (docs/EVALUATION.md). A passage holding every content word of the query is an exact
-    match ("quokkas", an alias, a code), where a few words' cosine says little: it gets the keyword
-    share once more, and for a keyword-style query (one or two content words) it ranks above
-    every passage that is not exact. So does a passage holding the terms the question quotes
+    is one common word ("Spanish", "app") no longer counts as much as a close semantic match, and
+    it ranks the right note first more often (docs/EVALUATION.md, "What the ranking's constants
+    rest on"). A passage holding every content word of the query is an exact match ("quokkas", an
+    alias, a code), where a few words' cosine says little: it gets the keyword share once more,
+    and for a keyword-style query (one or two content words) it ranks above every passage that is
+    not exact. So does a passage holding the terms the question quotes
     ("what's the 'grey zone'?"): quoting is how a user names an exact term. So does a keyword
     match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
     the embedding model does not know ("Litestream"), whose cosine is noise. Those passages have
@@ -269,8 +272,9 @@ def fuse_convex(
 
 
 def _standout_keyword_match(text_rows: Sequence[dict[str, Any]]) -> str | None:
-    """The best keyword passage when it beats every other note's best by _STANDOUT_RATIO. (On the
-    dev and fresh questions such a passage was in the right note 17 times of 17.)"""
+    """The best keyword passage when it beats every other note's best by _STANDOUT_RATIO: such a
+    passage is all but always in the right note (docs/EVALUATION.md, "What the ranking's
+    constants rest on")."""
     if not text_rows:
         return None
     top = text_rows[0]

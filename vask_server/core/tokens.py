@@ -3,8 +3,8 @@
 Embedding models tokenise with WordPiece or BPE; their vocabularies cannot be loaded here (nothing is
 fetched at run time), so we estimate: a short word is one token, a long or rare one costs a token per
 few characters, each punctuation mark is a token, and non-Latin scripts cost about a token a character.
-On English prose this lands within ~10% of BERT's WordPiece count and errs on the high side for code,
-URLs and tables, which is the safe direction for a budget.
+On English prose this lands close to BERT's WordPiece count and errs on the high side for code, URLs
+and tables, which is the safe direction for a budget.
 """
 
 from __future__ import annotations

@@ -12,21 +12,20 @@ from typing import Any
 
 from vask_server.adapters.footprint import chunk_mib, folder_bytes, per_notes, serve_idle_mib
 from vask_server.adapters.gateway import ModelGateway
-from vask_server.adapters.meta import IndexMeta
+from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder, OllamaGateway
 from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
 from vask_server.core.embed_prompts import describe
-from vask_server.core.keyword_choice import KeywordChoice, describe_recorded
 from vask_server.core.model_languages import language_advice
-from vask_server.services.active_index import active_index
-from vask_server.services.indexer import Indexer
 from vask_server.services.options import index_options
-from vask_server.services.qa import QAService
-from vask_server.services.ranking import RetrievalConfig
-from vask_server.services.search import Searcher
+from vask_server.services.proposals import ProposalService
+from vask_server.services.query.qa import QAService
+from vask_server.services.query.ranking import RetrievalConfig
+from vask_server.services.query.search import Searcher
+from vask_server.services.sync.indexer import Indexer
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +36,17 @@ UNSENT_OPENAI_KEY = (
 
 
 @dataclass
-class Services:
+class QueryServices:
+    """What answering from the index needs, and no more: what every door's questions go through. A
+    reader (`vask mcp`) has only these, over an index it opened read-only."""
+
     settings: Settings
     vault_root: Path
     index_dir: Path
     gateway: ModelGateway  # embeddings (and answers, unless chat_gateway is another server)
     store: Store
     vault: Vault
-    indexer: Indexer
     searcher: Searcher
-    qa: QAService
     chat_gateway: ModelGateway  # answers: the same object as `gateway` when it is the same server
 
     async def close(self) -> None:
@@ -54,6 +54,15 @@ class Services:
         await self.gateway.close()
         if self.chat_gateway is not self.gateway:
             await self.chat_gateway.close()
+
+
+@dataclass
+class Services(QueryServices):
+    """The query services, and the index's writer and answers: the server's and the CLI's."""
+
+    indexer: Indexer
+    qa: QAService
+    proposals: ProposalService  # proposed changes to notes: the queue, apply, undo
 
 
 def make_gateway(settings: Settings, access: ServerAccess) -> ModelGateway:
@@ -108,7 +117,35 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     )
     searcher.sync_progress = lambda: indexer.progress
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
-    return Services(settings, vault_root, index_dir, gateway, store, vault, indexer, searcher, qa, chat_gateway)
+    return Services(
+        settings=settings,
+        vault_root=vault_root,
+        index_dir=index_dir,
+        gateway=gateway,
+        store=store,
+        vault=vault,
+        searcher=searcher,
+        chat_gateway=chat_gateway,
+        indexer=indexer,
+        qa=qa,
+        proposals=ProposalService(vault, index_dir, index_options(settings)),
+    )
+
+
+async def open_reader_services(settings: Settings, *, gateway: ModelGateway | None = None) -> QueryServices:
+    """The query services over the index as it stands, opened read-only: nothing is written, synced,
+    watched or taken (not the writer's lock: a `vask serve` may be writing this index meanwhile)."""
+    vault_root = settings.require_vault()
+    index_dir = settings.resolved_index_dir()
+    gateway, chat_gateway = model_gateways(settings, gateway)
+    store = await Store.open(index_dir, read_only=True)
+    searcher = Searcher(
+        store,
+        gateway,
+        RetrievalConfig(decline_sigmas=settings.decline_sigmas),
+        instructions=settings.embed_instructions(),
+    )
+    return QueryServices(settings, vault_root, index_dir, gateway, store, Vault(vault_root), searcher, chat_gateway)
 
 
 @asynccontextmanager
@@ -120,21 +157,22 @@ async def open_services(settings: Settings, **kwargs: Any) -> AsyncIterator[Serv
         await services.close()
 
 
-async def index_status(services: Services, *, check: bool = False, disk: bool = False) -> dict[str, Any]:
+async def index_status(services: QueryServices, *, check: bool = False, disk: bool = False) -> dict[str, Any]:
     """What is indexed, with which model, and what failed: for `vask status` and `/v1/status`.
     `check`: first runs one keyword query, so that `store_errors` shows a broken keyword index
     before a search meets it."""
     meta = services.store.read_meta()
-    active = meta.active or {}
+    active = meta.active
     notes = chunks = 0
-    dimension = int(active.get("dimension") or 0)
-    if check and active:
-        await services.store.check_keyword_search(active["suffix"], dimension)
+    dimension = active.dimension if active else 0
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     if active:
-        notes, others = await services.store.note_statuses(active["suffix"])
-        chunks = await services.store.count_chunks(active["suffix"], dimension)
+        tables = services.store.tables(active)
+        if check:
+            await tables.check_keyword_search()
+        notes, others = await tables.note_statuses()
+        chunks = await tables.count_chunks()
         for path, (status, reason) in others.items():
             if status == "skipped":
                 skipped.append({"path": path, "reason": reason})
@@ -159,10 +197,10 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
         "serve_memory_mib_per_10000_notes": round(chunk_mib(per_notes(chunks, notes) or 0, dimension))
         if dimension and notes
         else None,
-        "model": active.get("model"),
-        "dimension": active.get("dimension"),
+        "model": active.model if active else None,
+        "dimension": active.dimension if active else None,
         "configured_model": services.settings.embed_model,
-        "building": meta.building,
+        "building": meta.building.to_json() if meta.building else None,
         "paused": meta.paused,
         "last_sync": meta.last_sync,
         # notes kept out of the index, counted by the rule that excludes them (never their names)
@@ -171,24 +209,18 @@ async def index_status(services: Services, *, check: bool = False, disk: bool = 
         "skipped": sorted(skipped, key=lambda f: f["path"]),
         "store_errors": services.store.problems(),  # the index itself failing: [{operation, message, hint}]
         # how keyword text is cut and why, what share of the notes read are not English, and what to do
-        "language": {
-            "keyword_terms": active.get("keyword_terms"),
-            "keyword_reason": describe_recorded(active),
-            "keyword_sample": _keyword_sample(active),
-            "not_english": active.get("not_english"),
-            "advice": language_advice(str(active.get("model") or ""), active.get("not_english")),
-        },
+        "language": _language(active),
         "servers": servers(services),
         "instructions": instructions_status(services.settings, active),
     }
 
 
-def instructions_status(settings: Settings, active: dict[str, Any]) -> dict[str, Any]:
+def instructions_status(settings: Settings, active: IndexRecord | None) -> dict[str, Any]:
     """The instructions the configured model is sent and where each comes from (its card, a setting,
     none known), and whether the index's passages were embedded with another: then the next sync
     builds the index anew."""
     configured = settings.embed_instructions()
-    index = active_index(IndexMeta(active=active)) if active else None
+    index = active
     rebuild = index is not None and index.model == configured.model and index.document_prompt != configured.document
     return {
         "query": configured.query,
@@ -203,16 +235,33 @@ def instructions_status(settings: Settings, active: dict[str, Any]) -> dict[str,
     }
 
 
-def _keyword_sample(active: dict[str, Any]) -> dict[str, Any] | None:
-    """What the keyword terms were chosen by: the setting, the notes read and those of them written
-    mostly in Chinese or Japanese (core/keyword_choice.py)."""
-    choice = KeywordChoice.recorded(active)
-    if choice is None:
-        return None
-    return {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
+def _language(active: IndexRecord | None) -> dict[str, Any]:
+    if active is None:
+        return {
+            "keyword_terms": None,
+            "keyword_reason": None,
+            "keyword_sample": None,
+            "not_english": None,
+            "advice": None,
+        }
+    # What the keyword terms were chosen by: the setting, the notes read and those of them written
+    # mostly in Chinese or Japanese (core/keyword_choice.py).
+    choice = active.keyword_choice
+    sample = (
+        None
+        if choice is None
+        else {"setting": choice.setting, "notes_read": choice.notes_read, "cjk_notes": choice.cjk_notes}
+    )
+    return {
+        "keyword_terms": active.keyword_terms,
+        "keyword_reason": active.keyword_reason(),
+        "keyword_sample": sample,
+        "not_english": active.not_english,
+        "advice": language_advice(active.model, active.not_english),
+    }
 
 
-def servers(services: Services) -> dict[str, Any]:
+def servers(services: QueryServices) -> dict[str, Any]:
     """The model servers embeddings and answers come from, and for each whether an API key is sent to
     it (never the key): `api_key` is given for an OpenAI-compatible server, and for Ollama when
     VASK_CHAT_API_KEY is sent to it."""

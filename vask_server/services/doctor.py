@@ -9,7 +9,6 @@ working (no model server, a model missing, no vault). Only a `fail` makes `vask 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import socket
 from collections.abc import Mapping
@@ -18,19 +17,18 @@ from typing import Any, Literal
 
 from vask_server import __version__
 from vask_server.adapters.gateway import ModelGateway
-from vask_server.adapters.meta import read_meta
+from vask_server.adapters.meta import IndexRecord, read_meta
 from vask_server.adapters.ollama import display_host
+from vask_server.adapters.tls import server_ssl_context
 from vask_server.config import Settings
 from vask_server.core.cjk import CJK, SIMPLE
 from vask_server.core.embed_prompts import UNKNOWN, describe, shown
-from vask_server.core.exclude import opted_out_text
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
-from vask_server.core.keyword_choice import KeywordChoice, recorded_language
+from vask_server.core.keyword_choice import KeywordChoice
 from vask_server.core.language import MOSTLY
 from vask_server.core.model_languages import language_advice
 from vask_server.core.plan import plan_scan
 from vask_server.errors import VaskError
-from vask_server.services.active_index import active_index
 
 Level = Literal["ok", "info", "warn", "fail"]
 LEVELS: tuple[Level, ...] = ("ok", "info", "warn", "fail")
@@ -87,6 +85,7 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
         checks.append(_unsent_key_check(settings))
     if vault.ok:
         checks.append(_plugin_check(settings))
+        checks.append(await _mcp_check(settings))
     return checks
 
 
@@ -170,6 +169,8 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     """Built, with the configured model, and how many of the scanned files changed since its sync. A step
     still to take (`vask index`, or a running `vask serve`, does it), not a failure."""
     from vask_server.adapters.store import Store
+    from vask_server.adapters.vault import Vault
+    from vask_server.services.sync.freshness import OPT_OUT_READS, count_opted_out
 
     index_dir = settings.resolved_index_dir()
     meta = read_meta(index_dir)
@@ -177,12 +178,12 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
         return Check(
             "index", "warn", f"not built yet ({index_dir})", "`vask index` (or start `vask serve`, which builds it)"
         )
-    model, dimension = meta.active.get("model"), meta.active.get("dimension")
+    model, dimension = meta.active.model, meta.active.dimension
     if model != settings.embed_model:
         return Check(
             "index", "warn", f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
         )
-    embedded_with, configured = active_index(meta).document_prompt, settings.embed_instructions().document
+    embedded_with, configured = meta.active.document_prompt, settings.embed_instructions().document
     if embedded_with != configured:
         return Check(
             "index",
@@ -191,12 +192,13 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
             f"{shown(configured)}",
             "`vask index` builds it anew beside this one, which answers until it is complete",
         )
-    store = await Store.open(index_dir)
-    stamps = (await store.manifest(meta.active["suffix"], with_links=False)).stamps()
+    store = await Store.open(index_dir, read_only=True)
+    stamps = (await store.tables(meta.active).manifest(with_links=False)).stamps()
     plan = plan_scan(on_disk, stamps)
     # A note that opted out (`vask: exclude`) has no record, as the sync keeps none: not behind.
     new = [path for path in plan.changed if path not in stamps]
-    opted = await asyncio.to_thread(_opted_out, settings, new[:_OPT_OUT_READS])
+    vault = Vault(settings.require_vault())
+    opted = await asyncio.to_thread(count_opted_out, vault, new[:OPT_OUT_READS], settings.max_note_bytes)
     late = len(plan.changed) - opted + len(plan.deleted)
     detail = f"'{model}', {dimension}-d, last sync {meta.last_sync}"
     if late:
@@ -209,33 +211,16 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     return Check("index", "ok", f"{detail}; up to date")
 
 
-_OPT_OUT_READS = 1_000  # notes without a record read to see whether they opted out (more: counted as late)
-
-
-def _opted_out(settings: Settings, paths: list[str]) -> int:
-    """How many of these notes opted out in their frontmatter (read, never named)."""
-    from vask_server.adapters.vault import NoteUnreadable, Vault
-
-    vault = Vault(settings.require_vault())
-    count = 0
-    for path in paths:
-        if file_type(path) not in (MARKDOWN, None):
-            continue
-        with contextlib.suppress(NoteUnreadable):
-            count += opted_out_text(vault.read_note(path, settings.max_note_bytes)[0])
-    return count
-
-
 def _language_checks(settings: Settings, on_disk: Mapping[str, Any]) -> list[Check]:
     """Whether the embedding model reads the notes' language, and how keyword search cuts their
     text: from what the index recorded of them (when it would still hold under this setting), else
     from the notes read now, by the same function a sync decides with (`reading.vault_language`).
     Advice, not failures: keyword search still works."""
     from vask_server.adapters.vault import Vault
-    from vask_server.services.reading import vault_language
+    from vask_server.services.sync.reading import vault_language
 
     active = read_meta(settings.resolved_index_dir()).active
-    language = recorded_language(active, settings.keyword_tokenizer)
+    language = active.language(settings.keyword_tokenizer) if active else None
     if language is None:
         language = vault_language(Vault(settings.require_vault()), on_disk, settings.keyword_tokenizer)
     return [_language_check(settings, language.not_english), _keyword_check(active, language.keyword)]
@@ -253,11 +238,11 @@ def _language_check(settings: Settings, share: float) -> Check:
 _TERMS = {SIMPLE: "simple (words split at spaces and punctuation)", CJK: "cjk (Chinese and Japanese cut into pairs)"}
 
 
-def _keyword_check(active: Mapping[str, Any] | None, choice: KeywordChoice) -> Check:
+def _keyword_check(active: IndexRecord | None, choice: KeywordChoice) -> Check:
     """The index's keyword terms and why; a first sync's, or the next whole sync's when it will change them."""
-    terms = (active or {}).get("keyword_terms")
-    if terms is None:
+    if active is None:
         return Check("keyword search", "ok", f"the first sync will use {_TERMS[choice.terms]}: {choice.reason()}")
+    terms = active.keyword_terms
     if terms != choice.terms:
         return Check(
             "keyword search",
@@ -303,8 +288,6 @@ def _vask_answers(host: str, port: int) -> bool:
 
 
 def _tls_check(settings: Settings) -> Check:
-    from vask_server.web.tls import server_ssl_context
-
     try:
         server_ssl_context(settings)
     except VaskError as exc:
@@ -345,6 +328,42 @@ def _plugin_check(settings: Settings) -> Check:
     if not same:
         return Check("Obsidian plugin", "warn", f"{detail}: not the same release", install)
     return Check("Obsidian plugin", "ok", detail)
+
+
+async def _mcp_check(settings: Settings) -> Check:
+    """Whether an agent's `vask mcp` would answer: the MCP SDK is installed, the index opens read-only as
+    `vask mcp` opens it (beside a running `vask serve`), and the command an agent's configuration runs."""
+    import importlib.util
+    import shutil
+
+    from vask_server.adapters.store import Store
+    from vask_server.errors import NotIndexed
+
+    name = "MCP door"
+    setup = "docs/MCP.md says how to add it to Claude, Cursor, VS Code or LM Studio"
+    if importlib.util.find_spec("mcp") is None:
+        return Check(
+            name, "fail", "the `mcp` package is not installed", "Reinstall vask: `uv sync` (or pip install vask)."
+        )
+    launch = shutil.which("vask") or "python -m vask_server.cli"
+    command = f"`{launch} mcp --vault {settings.require_vault()}`"
+    try:
+        store = await Store.open(settings.resolved_index_dir(), read_only=True)
+        index = store.read_meta().searched()
+        notes, _ = await store.tables(index).note_statuses()
+    except NotIndexed:
+        return Check(
+            name, "warn", f"{command} would have no index to answer from yet", "`vask index` (or `vask serve`)"
+        )
+    except VaskError as exc:
+        return Check(name, "fail", f"{command} cannot open the index read-only: {exc.message}", exc.hint)
+    building = "" if index.complete else " (its first index, being built)"
+    return Check(
+        name,
+        "ok",
+        f"{command} answers from {_count(notes, 'note')}{building}, read-only; `vask serve` serves it at /mcp too",
+        setup,
+    )
 
 
 def _count(number: int, thing: str) -> str:

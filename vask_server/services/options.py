@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from vask_server.adapters.meta import IndexMeta, read_meta
+from vask_server.adapters.meta import IndexMeta, IndexRecord, read_meta
 from vask_server.adapters.snapshot import index_is_current
 from vask_server.adapters.vault import (
     APP_SETTINGS,
@@ -19,11 +17,10 @@ from vask_server.adapters.vault import (
 from vask_server.config import Settings
 from vask_server.core.chunk import ChunkOptions
 from vask_server.core.cjk import CJK, SIMPLE
-from vask_server.core.dates import DateOptions, periodic_formats
 from vask_server.core.exclude import Excluder, ExclusionRules, obsidian_filters
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF
-from vask_server.core.keyword_choice import recorded_language
 from vask_server.core.plan import IndexOptions
+from vask_server.core.time.dates import DateOptions, periodic_formats
 
 
 def index_options(settings: Settings, vault: Vault | None = None) -> IndexOptions:
@@ -66,14 +63,13 @@ def excluder_for(options: IndexOptions, vault: Vault) -> Excluder:
     return Excluder(ExclusionRules(globs=options.exclude, obsidian=obsidian))
 
 
-def known_keyword_terms(setting: str, active: Mapping[str, Any] | None) -> str | None:
+def known_keyword_terms(setting: str, active: IndexRecord | None) -> str | None:
     """How a sync of a few notes cuts their keyword text, known without reading notes: as the index
     does (its rows must all be cut one way; a whole sync is what changes it, the setting's change
     included), else the setting's choice. None: `auto` with no index yet (the indexer then reads the
     notes)."""
-    recorded = (active or {}).get("keyword_terms")
-    if recorded in (SIMPLE, CJK):
-        return str(recorded)
+    if active is not None and active.keyword_terms in (SIMPLE, CJK):
+        return active.keyword_terms
     return setting if setting in (SIMPLE, CJK) else None
 
 
@@ -86,15 +82,15 @@ def unchanged_since_last_sync(settings: Settings, vault: Vault, index_dir: Path)
     as they were, a choice it records would be made again the same)."""
     meta = read_meta(index_dir)
     active = meta.active
-    if not active or active.get("model") != settings.embed_model:
+    if not active or active.model != settings.embed_model:
         return None  # (before the scan: a changed model needs no look at the files)
-    language = recorded_language(active, settings.keyword_tokenizer)
+    language = active.language(settings.keyword_tokenizer)
     if language is None:
         return None
     options = replace(index_options(settings, vault), keyword_terms=language.keyword.terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
     instructions = settings.embed_instructions()
-    if active.get("query_prompt", instructions.query) != instructions.query:
+    if active.query_prompt != instructions.query:
         return None  # (the sync records the new query instruction: nothing is embedded for it)
     if not index_is_current(
         index_dir, meta, settings.embed_model, options.fingerprint(), scan.notes, instructions.document

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from vask_server.adapters.token import TokenRegistry
 from vask_server.services.context import Services
-from vask_server.services.live import LiveIndex
+from vask_server.services.sync.live import LiveIndex
 
 SERVICES = web.AppKey("services", Services)
 LIVE = web.AppKey("live", LiveIndex)
+TOKENS = web.AppKey("tokens", TokenRegistry)  # the devices' tokens, and which may apply proposed changes

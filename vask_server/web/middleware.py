@@ -106,7 +106,7 @@ def host_middleware(
     0.0.0.0 or ::, so the address clients use is not known): any IP literal too. DNS rebinding needs
     a name the attacker controls; a browser sends an IP literal only for a page at that very address.
     localhost, 127.0.0.1 and ::1 are the same machine by any of the forms a client writes them in."""
-    allowed = {_canonical(name.lower()) for name in LOOPBACK_HOSTS | extra_hosts}
+    allowed = allowed_names(extra_hosts)
 
     @web.middleware
     async def check_host(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -121,6 +121,28 @@ def host_middleware(
         return await handler(request)
 
     return check_host
+
+
+def allowed_names(extra_hosts: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The names a request may be addressed to: loopback in its forms, and `extra_hosts`."""
+    return frozenset(_canonical(name.lower()) for name in LOOPBACK_HOSTS | extra_hosts)
+
+
+def check_origin(origin: str | None, allowed: frozenset[str], *, any_address: bool = False) -> None:
+    """The Origin check the MCP specification asks of its HTTP endpoint (against DNS rebinding and pages
+    of other sites): no Origin (an agent, a command), Obsidian's, or a page of this very server (a name
+    the Host check allows, any scheme and port) may call; any other page is refused (403)."""
+    if origin is None or origin in ALLOWED_ORIGINS:
+        return
+    scheme, _, rest = origin.partition("://")
+    name = host_name(rest.split("/", 1)[0]) if scheme in ("http", "https") and rest else ""
+    if name and (name in allowed or (any_address and _is_ip(name))):
+        return
+    raise ForbiddenOrigin(
+        f"Origin {origin[:200]!r} is not allowed here.",
+        "vask's MCP endpoint answers agents (which send no Origin), Obsidian, and pages served from this "
+        "machine's own addresses; a page of another site may not call it (DNS-rebinding protection).",
+    )
 
 
 @web.middleware

@@ -26,6 +26,7 @@ from vask_server.errors import (
     Unauthorized,
     VaskError,
 )
+from vask_server.web import openapi_proposals
 from vask_server.web.openapi_schemas import SCHEMAS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -118,6 +119,9 @@ def openapi_document() -> dict[str, Any]:
     document = _document()
     for item in document["paths"].values():
         item["options"] = _PREFLIGHT  # the CORS layer answers a preflight on every path alike
+        in_path = {p["name"]: p for op in item.values() for p in op.get("parameters", []) if p["in"] == "path"}
+        if in_path:  # (a path's own parameters, such as a proposal's id, are the preflight's too)
+            item["options"] = {**_PREFLIGHT, "parameters": [*_PREFLIGHT["parameters"], *in_path.values()]}
     return document
 
 
@@ -148,7 +152,7 @@ def _document() -> dict[str, Any]:
             },
         ],
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": {**SCHEMAS, **openapi_proposals.SCHEMAS},
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "a device's token (vask token)"}
             },
@@ -373,5 +377,33 @@ def _document() -> dict[str, Any]:
                     "responses": {"200": _json({"type": "object"}), **_errors()},
                 }
             },
+            **openapi_proposals.paths(_errors, _json),
+            "/mcp": {method: _mcp_operation(method) for method in ("post", "get", "delete")},
         },
     }
+
+
+# The MCP door's Streamable HTTP endpoint (docs/MCP.md): JSON-RPC messages of the Model Context Protocol,
+# which the MCP SDK answers; vask's own checks (token, Host, Origin, body size) come first, in its shape.
+_MCP_SUMMARY = {
+    "post": "MCP (Streamable HTTP): a JSON-RPC request or notification; the answer as JSON or an SSE stream",
+    "get": "MCP (Streamable HTTP): the session's stream of server messages (SSE)",
+    "delete": "MCP (Streamable HTTP): end the session",
+}
+
+
+def _mcp_operation(method: str) -> dict[str, Any]:
+    answer = {
+        "description": "The Model Context Protocol's answer (its own JSON-RPC shapes: docs/MCP.md)",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+    operation: dict[str, Any] = {
+        "summary": _MCP_SUMMARY[method],
+        "responses": {"200": answer, **_errors(ForbiddenOrigin, PayloadTooLarge)},
+    }
+    if method == "post":
+        operation["requestBody"] = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    return operation

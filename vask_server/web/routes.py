@@ -4,30 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import re
-from datetime import date
 from typing import Any
 
 from aiohttp import web
 
 from vask_server import __version__
 from vask_server.adapters.token import DEFAULT_DEVICE
-from vask_server.core.filetypes import file_type
 from vask_server.core.model_names import OLLAMA_REGISTRIES, NotAModelName, pull_allowed, registry_host
-from vask_server.core.prompt import previous_question
+from vask_server.core.question import Question
 from vask_server.errors import BadRequest, DeviceNotAllowed, RegistryNotAllowed, VaskError
 from vask_server.services.context import Services, index_status
 from vask_server.services.doctor import report as doctor_report
 from vask_server.services.doctor import run_checks
-from vask_server.services.live import LiveIndex
-from vask_server.services.qa import AskRequest
-from vask_server.services.ranking import cosine_scale
-from vask_server.services.related import related_notes
+from vask_server.services.paths import note_path
+from vask_server.services.query.related import related_notes
+from vask_server.services.sync.live import LiveIndex
 from vask_server.web import validation as v
-from vask_server.web.keys import LIVE, SERVICES
+from vask_server.web.keys import LIVE, SERVICES, TOKENS
 from vask_server.web.middleware import AUTHENTICATED, DEVICE
 from vask_server.web.openapi import openapi_document
 
@@ -47,11 +43,7 @@ def _live(request: web.Request) -> LiveIndex:
 
 def _vault_path(services: Services, value: str, name: str) -> str:
     """A vault-relative note path, checked to stay inside the vault."""
-    v.string_list([value], name)  # NUL bytes and invalid Unicode
-    services.vault.resolve(value)  # raises BadRequest for .., absolute paths and symlinks out
-    if file_type(value) is None:
-        raise BadRequest(f"'{name}' must be the path of a note (.md), a canvas (.canvas) or a PDF (.pdf).")
-    return value.replace("\\", "/").lstrip("/")
+    return note_path(services.vault, value, name)
 
 
 def _note_field(services: Services, body: dict[str, Any], name: str) -> str | None:
@@ -93,7 +85,12 @@ async def health(request: web.Request) -> web.Response:
             },
             "models": {"embed": settings.embed_model, "chat": settings.chat_model, "missing": missing},
             # which device's token this is, and whether it may download a missing model (POST /v1/models/pull)
-            "device": {"name": request[DEVICE], "can_pull": request[DEVICE] == DEFAULT_DEVICE},
+            # (and whether it may apply, reject and undo proposed changes to notes)
+            "device": {
+                "name": request[DEVICE],
+                "can_pull": request[DEVICE] == DEFAULT_DEVICE,
+                "can_apply": request.app[TOKENS].may_apply(request[DEVICE]),
+            },
             "index": {
                 "notes": counts.get("notes", 0),
                 "chunks": counts.get("chunks", 0),
@@ -270,27 +267,22 @@ async def search(request: web.Request) -> web.Response:
             "connect",
         },
     )
-    query = v.text(body, "query")
-    # ("this note" in a question: the note open in Obsidian, by either name)
-    current = _note_field(services, body, "open_note") or _note_field(services, body, "current_note")
+    text = v.text(body, "query")
+    # (here `current_note` is the note open, by its older name: what "this note" means)
+    open_note = _note_field(services, body, "open_note") or _note_field(services, body, "current_note")
     settings = services.settings
-    top_k = v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K)
-    min_similarity = v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0)
-    mode = body.get("mode", services.searcher.config.mode)
-    if mode not in ("vector", "hybrid"):
-        raise BadRequest("'mode' must be 'vector' or 'hybrid'.")
-    config = dataclasses.replace(services.searcher.config, mode=mode)
-    result = await services.searcher.search_question(
-        query,
+    question = Question(
+        text,
+        top_k=v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K),
+        min_similarity=v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0),
+        mode=v.mode(body),
         today=v.today(body.get("now")),
-        top_k=top_k,
-        min_similarity=min_similarity,
         filters=v.filters(body.get("filters")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
-        config=config,
-        current_note=current,
+        open_note=open_note,
         connect=v.flag(body.get("connect"), "connect", True),
     )
+    result = await services.searcher.search_question(question)
     payload: dict[str, Any] = {
         "hits": [{**hit.to_dict(), "text": hit.text} for hit in result.hits],
         "mode": result.mode,
@@ -324,44 +316,34 @@ async def ask(request: web.Request) -> web.StreamResponse:
             "connect",
         },
     )
-    current = _note_field(services, body, "current_note")
+    about_note = _note_field(services, body, "current_note")
     open_note = _note_field(services, body, "open_note")
     chat_model = body.get("chat_model")
     if chat_model is not None and (not isinstance(chat_model, str) or not chat_model.strip()):
         raise BadRequest("'chat_model' must be a model name.")
     if chat_model is not None:
         v.string_list([chat_model], "chat_model")
-    ask_request = AskRequest(
-        question=v.text(body, "question"),
+    question = Question(
+        v.text(body, "question"),
         top_k=v.integer(body.get("top_k"), "top_k", settings.top_k, 1, v.MAX_TOP_K),
         min_similarity=v.number(body.get("min_similarity"), "min_similarity", settings.min_similarity, 0.0, 1.0),
-        history=v.history(body.get("history")),
+        history=tuple(v.history(body.get("history"))),
         filters=v.filters(body.get("filters")),
-        current_note=current,
+        about_note=about_note,
         open_note=open_note,
-        chat_model=chat_model.strip() if chat_model else None,
         today=v.today(body.get("now")),
         read_time=v.flag(body.get("read_time"), "read_time", True),
         connect=v.flag(body.get("connect"), "connect", True),
     )
-    # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts
-    # (and what was read is handed on, not read again).
-    understood = await services.searcher.understand(
-        ask_request.question,
-        today=ask_request.today or date.today(),
-        filters=ask_request.filters,
-        read_time=ask_request.read_time,
-        previous=previous_question(ask_request.history),
-        current_note=ask_request.open_note or ask_request.current_note,
-        connect=ask_request.connect,
-    )
-    ask_request = dataclasses.replace(ask_request, understood=understood)
+    # A [[Note]] or #tag that names nothing is the request's fault: a 400 before the stream starts.
+    understood = await services.qa.understand(question)
+    events = services.qa.ask(understood, chat_model=chat_model.strip() if chat_model else None)
     response = web.StreamResponse(
         headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     )
     await response.prepare(request)
     try:
-        async with contextlib.aclosing(services.qa.ask(ask_request)) as events:
+        async with contextlib.aclosing(events):
             async for event in events:
                 await response.write((json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
     except (ConnectionResetError, asyncio.CancelledError):
@@ -388,7 +370,7 @@ async def related(request: web.Request) -> web.Response:
         raise BadRequest("'top_k' must be an integer.") from None
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
-    scale = cosine_scale(await services.searcher.calibrator.for_index(index))
+    scale = await services.searcher.cosine_scale(index)
     related = await related_notes(services.store, services.searcher.graphs, index, path, top_k, scale)
     return web.json_response({"path": path, "related": related})
 

@@ -22,12 +22,12 @@ from aiohttp import web
 
 from vask_server import __version__
 from vask_server.adapters.pairing import Pairing, check_nonce, remove_pair_file, write_pair_file
+from vask_server.adapters.tls import server_ssl_context
 from vask_server.adapters.token import ensure_first_token, read_token
 from vask_server.adapters.writer_lock import SERVE, WriterLock
 from vask_server.config import Settings, is_loopback, loopback_only
 from vask_server.errors import ConfigError
-from vask_server.web.app import create_app
-from vask_server.web.tls import server_ssl_context
+from vask_server.web.app import AsgiMount, create_app
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,9 @@ def stop_on_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> Cal
     return restore
 
 
-async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> None:
+async def serve(
+    settings: Settings, *, watch: bool = True, launch: Launch | None = None, mounts: Sequence[AsgiMount] = ()
+) -> None:
     launch = launch or Launch()
     if launch.pair_file is not None:
         settings, set_aside = loopback_only(settings)
@@ -204,7 +206,7 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
         raise
     try:
         lock.acquire()  # (a new folder: made once the port is ours, as before)
-        app = create_app(settings, watch=watch)
+        app = create_app(settings, watch=watch, mounts=mounts)
         # Handlers are cancelled when their client disconnects: that is what stops a streamed answer.
         runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=5.0)
         await runner.setup()
@@ -243,6 +245,9 @@ async def serve(settings: Settings, *, watch: bool = True, launch: Launch | None
             lock.release()
 
 
-def run_server(settings: Settings, *, watch: bool = True, launch: Launch | None = None) -> int:
-    asyncio.run(serve(settings, watch=watch, launch=launch))
+def run_server(
+    settings: Settings, *, watch: bool = True, launch: Launch | None = None, mounts: Sequence[AsgiMount] = ()
+) -> int:
+    """`mounts`: other doors this server carries (the MCP door's /mcp), given by the command line."""
+    asyncio.run(serve(settings, watch=watch, launch=launch, mounts=mounts))
     return 0

@@ -9,6 +9,7 @@ import { NdjsonParseError, NdjsonParser, readNdjson } from './ndjson';
 import { SseParser } from './sse';
 import { fetchTransport, type FetchLike, type Transport, type TransportKind } from './transport';
 import type {
+	ApplyAllResponse,
 	AskDoneEvent,
 	AskEvent,
 	AskRequest,
@@ -17,6 +18,9 @@ import type {
 	IndexStatus,
 	PullEvent,
 	PullProgressEvent,
+	Proposal,
+	ProposalList,
+	ProposedResponse,
 	ReindexResponse,
 	RelatedResponse,
 	SearchRequest,
@@ -62,7 +66,7 @@ export const DEFAULT_POLL_MS = 10_000;
 
 /**
  * Most paths one /v1/reindex request may carry: the server answers 400 to a
- * longer list (MAX_LIST_ITEMS in vask_server/web/validation.py; keep the two equal).
+ * longer list (MAX_LIST_ITEMS in vask_server/core/arguments.py; keep the two equal).
  */
 export const MAX_REINDEX_PATHS = 200;
 
@@ -277,6 +281,39 @@ export class VaskClient {
 	related(path: string, topK = 10, signal?: AbortSignal): Promise<RelatedResponse> {
 		const q = `?path=${encodeURIComponent(path)}&top_k=${encodeURIComponent(String(topK))}`;
 		return this.json<RelatedResponse>('GET', '/v1/related' + q, { signal });
+	}
+
+	/** GET /v1/proposals: the proposed changes (all kept, or those in `state`), newest first, with counts. */
+	proposals(state?: Proposal['state'], signal?: AbortSignal): Promise<ProposalList> {
+		const q = state ? `?state=${encodeURIComponent(state)}` : '';
+		return this.json<ProposalList>('GET', '/v1/proposals' + q, { signal });
+	}
+
+	/** GET /v1/proposals/{id}: one proposal with its diff and the note's text before and after. */
+	async proposal(id: string, signal?: AbortSignal): Promise<Proposal> {
+		return (await this.json<{ proposal: Proposal }>('GET', `/v1/proposals/${encodeURIComponent(id)}`, { signal })).proposal;
+	}
+
+	/** POST /v1/proposals/link: a link from `path` to `target`, proposed (nothing is written until approved). */
+	proposeLink(path: string, target: string, heading?: string, signal?: AbortSignal): Promise<ProposedResponse> {
+		const body: { path: string; target: string; heading?: string } = { path, target };
+		if (heading) body.heading = heading;
+		return this.json<ProposedResponse>('POST', '/v1/proposals/link', { body, signal });
+	}
+
+	/**
+	 * POST /v1/proposals/{id}/{apply,reject,undo}. `written`: the plugin made the change itself (Vault.process),
+	 * and the server only records it, after checking the note has exactly that text.
+	 */
+	async decide(id: string, action: 'apply' | 'reject' | 'undo', written = false, signal?: AbortSignal): Promise<Proposal> {
+		const body = written ? { written: true } : {};
+		const path = `/v1/proposals/${encodeURIComponent(id)}/${action}`;
+		return (await this.json<{ proposal: Proposal }>('POST', path, { body, signal })).proposal;
+	}
+
+	/** POST /v1/proposals/apply-all: every waiting proposal from one source. */
+	applyAll(source: string, signal?: AbortSignal): Promise<ApplyAllResponse> {
+		return this.json<ApplyAllResponse>('POST', '/v1/proposals/apply-all', { body: { source }, signal });
 	}
 
 	/**

@@ -16,6 +16,10 @@ export const ErrorCode = {
 	tooManyAttempts: 'too_many_attempts',
 	/** A `[[Note]]`, `#tag` or `path:Folder` in the question that names nothing in the index. */
 	scopeNotFound: 'scope_not_found',
+	/** A proposed change whose note changed since (or, for undo, since it was applied): nothing was written. */
+	staleProposal: 'stale_proposal',
+	/** This device's token may propose changes to notes but not apply, reject or undo them. */
+	applyNotAllowed: 'apply_not_allowed',
 	internal: 'internal',
 	// client-side
 	unreachable: 'server_unreachable',

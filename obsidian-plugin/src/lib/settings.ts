@@ -20,6 +20,8 @@ export interface VaskSettings {
 	chatsFolder: string;
 	/** false: saved chats say `vask: exclude`, so vask does not index (and cite) them. */
 	indexSavedChats: boolean;
+	/** The heading a link from the related pane goes under when the note does not name the linked note. */
+	linkHeading: string;
 	/** Desktop: start and supervise `vask serve` for this vault when a `vask` executable is found. */
 	manageServer: boolean;
 	/** Desktop: the `vask` executable to start; empty: looked for on the PATH and in ~/.local/bin. */
@@ -43,6 +45,7 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	excludeFolders: '',
 	chatsFolder: 'Vask chats',
 	indexSavedChats: false,
+	linkHeading: 'Related',
 	manageServer: true,
 	vaskPath: '',
 	queryPrefix: '',
@@ -115,6 +118,7 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		excludeFolders: str(r.excludeFolders, ''),
 		chatsFolder: str(r.chatsFolder, DEFAULT_SETTINGS.chatsFolder).trim(),
 		indexSavedChats: r.indexSavedChats === true,
+		linkHeading: str(r.linkHeading, DEFAULT_SETTINGS.linkHeading).replace(/[\r\n]+/g, ' ').trim() || DEFAULT_SETTINGS.linkHeading,
 		manageServer: r.manageServer !== false,
 		vaskPath: str(r.vaskPath, '').trim(),
 		queryPrefix: prefix(r.queryPrefix),

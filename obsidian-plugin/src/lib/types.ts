@@ -21,7 +21,7 @@ export interface HealthInfo {
 	ollama?: { host: string; reachable: boolean };
 	models?: { embed: string; chat: string; missing: string[] };
 	/** The device whose token was sent; only the default one may download a model. Older servers omit it. */
-	device?: { name: string; can_pull: boolean };
+	device?: { name: string; can_pull: boolean; can_apply?: boolean };
 	index?: {
 		notes: number;
 		chunks: number;
@@ -226,6 +226,61 @@ export interface RelatedNote {
 	score: number;
 	/** "links to", "linked from" or "similar". */
 	reason: string;
+	/** false: a connection not linked either way yet, which the pane offers to link. Older servers omit it. */
+	linked?: boolean;
+}
+
+/** Where a proposed link goes: the note's own words that name the target, or a list item under a heading. */
+export interface ProposalLink {
+	target: string;
+	placement: 'mention' | 'heading';
+	/** 1-based line of the link in the note's new text. */
+	line: number;
+	shown: string;
+	markup: string;
+	heading: string | null;
+	heading_created: boolean;
+}
+
+/** A proposed change to a note (GET /v1/proposals, /v1/proposals/{id}). */
+export interface Proposal {
+	id: string;
+	kind: 'link' | 'edit' | 'create';
+	path: string;
+	/** pending; stale: the note changed since, so it is never applied; applied; rejected; undone. */
+	state: 'pending' | 'stale' | 'applied' | 'rejected' | 'undone';
+	summary: string;
+	/** Who proposed it: "links" for link suggestions, else the proposer's label. */
+	source: string;
+	device: string;
+	reason?: string;
+	created: string;
+	decided?: string | null;
+	written_by?: 'server' | 'plugin' | null;
+	/** Applied, and the note still has what was applied. */
+	undoable: boolean;
+	link?: ProposalLink | null;
+	/** In a single proposal's answer (not in lists): the unified diff and the note's whole text before and after. */
+	diff?: string;
+	before?: string;
+	after?: string;
+}
+
+export interface ProposalList {
+	proposals: Proposal[];
+	counts: Partial<Record<Proposal['state'], number>>;
+}
+
+export interface ProposedResponse {
+	proposal: Proposal;
+	/** false: the same change was waiting already, and this is it. */
+	new: boolean;
+	message: string;
+}
+
+export interface ApplyAllResponse {
+	applied: Proposal[];
+	not_applied: { id: string; path: string; code: string; message: string; hint?: string }[];
 }
 
 export interface RelatedResponse {

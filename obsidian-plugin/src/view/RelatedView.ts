@@ -4,7 +4,8 @@ import { debounce } from '../lib/debounce';
 import { describeError, isAbortError } from '../lib/errors';
 import { basenameNoExt, isMarkdownPath, stripMd } from '../lib/paths';
 import type { RelatedNote } from '../lib/types';
-import type { VaskHost } from './host';
+import type { ProposalHost } from './host';
+import { LinkModal } from './LinkModal';
 import { createInternalLink, wireInternalLinks } from './links';
 
 export const VIEW_TYPE_RELATED = 'vask-related';
@@ -20,7 +21,7 @@ export class RelatedView extends ItemView {
 
 	constructor(
 		leaf: WorkspaceLeaf,
-		private readonly host: VaskHost,
+		private readonly host: ProposalHost,
 	) {
 		super(leaf);
 		this.navigation = false;
@@ -110,7 +111,22 @@ export class RelatedView extends ItemView {
 			const sub = item.createDiv({ cls: 'vask-related-sub' });
 			sub.createSpan({ cls: ['vask-related-reason', `is-${(note.reason ?? '').replace(/\s+/g, '-')}`], text: note.reason });
 			sub.createSpan({ cls: 'vask-related-path', text: note.path });
+			if (note.linked === false && this.shownPath) this.linkButton(sub, this.shownPath, note);
 		}
+	}
+
+	/** "Link" on a connection not linked yet: the change is shown before anything is written (LinkModal). */
+	private linkButton(parent: HTMLElement, from: string, note: RelatedNote): void {
+		const title = note.title || basenameNoExt(note.path);
+		const b = parent.createEl('button', { cls: 'vask-related-link-button', text: 'Link', attr: { 'aria-label': `Link ${title} from this note` } });
+		b.addEventListener('click', (evt) => {
+			evt.preventDefault();
+			evt.stopPropagation();
+			new LinkModal(this.app, this.host, from, note.path, title, (linked) => {
+				b.setText(linked ? 'Linked' : 'Link');
+				b.disabled = linked;
+			}).open();
+		});
 	}
 
 	private renderError(err: unknown): void {

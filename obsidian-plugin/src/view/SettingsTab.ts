@@ -1,5 +1,5 @@
 /** Settings: server URL, token (both this device's own), retrieval, chat model, folders to leave out, connection test. */
-import { App, PluginSettingTab, SecretComponent, Setting, requireApiVersion, type Plugin } from 'obsidian';
+import { App, Notice, PluginSettingTab, SecretComponent, Setting, requireApiVersion, type Plugin } from 'obsidian';
 import { testConnection } from '../lib/connection';
 import { CHECK_MARKS, checkLevel, checklistSummary } from '../lib/doctor';
 import { VASK_FOLDER, describeError, tokenCommand } from '../lib/errors';
@@ -9,6 +9,7 @@ import type { Transport } from '../lib/transport';
 import type { DoctorReport } from '../lib/types';
 import type { VaskHost } from './host';
 import { describeLocal, type LocalServerControl } from '../lib/localServerControl';
+import { claudeCodeCommand, mcpServersJson, type McpTarget } from '../lib/mcpSnippet';
 
 export interface SettingsHost extends VaskHost {
 	updateSettings(patch: Partial<VaskSettings>): Promise<void>;
@@ -133,6 +134,18 @@ export class VaskSettingTab extends PluginSettingTab {
 			)
 			.addToggle((t) => t.setValue(s.indexSavedChats).onChange(async (v) => this.host.updateSettings({ indexSavedChats: v })));
 
+		new Setting(containerEl)
+			.setName('Heading for links')
+			.setDesc(
+				`Where "Link" in the related notes puts a link when the note does not name the linked note already: as a list item under this heading, made at the end of the note if missing. Default: ${DEFAULT_SETTINGS.linkHeading}`,
+			)
+			.addText((t) =>
+				t
+					.setPlaceholder(DEFAULT_SETTINGS.linkHeading)
+					.setValue(s.linkHeading)
+					.onChange(async (v) => this.host.updateSettings({ linkHeading: v })),
+			);
+
 		const result = containerEl.createDiv({ cls: 'vask-test-result' });
 		new Setting(containerEl)
 			.setName('Test connection')
@@ -151,6 +164,34 @@ export class VaskSettingTab extends PluginSettingTab {
 			);
 		// Keep the result under the button.
 		containerEl.appendChild(result);
+		this.displayAgents(containerEl);
+	}
+
+	/** Agents (MCP): the `mcpServers` entry for this vault, and Claude Code's command, each to copy. */
+	private displayAgents(containerEl: HTMLElement): void {
+		new Setting(containerEl).setName('Agents').setHeading();
+		const local = this.host.local.status;
+		const target: McpTarget = {
+			vaultPath: this.host.errorContext().vaultPath ?? null,
+			executable: local.kind === 'supervised' ? local.executable : null,
+			serverUrl: this.host.serverAddress().serverUrl,
+		};
+		const json = mcpServersJson(target);
+		const copy = (text: string, what: string): void => {
+			void navigator.clipboard.writeText(text).then(() => new Notice(`Vask: ${what} copied`));
+		};
+		new Setting(containerEl)
+			.setName('Add this vault to an agent')
+			.setDesc(
+				target.vaultPath
+					? 'Through the Model Context Protocol (MCP). Claude Desktop, Cursor and LM Studio: add this to their mcpServers settings; the agent then starts ' +
+							'`vask mcp` itself, which searches and reads this vault from its index, read-only. Claude Code: copy the command.'
+					: 'An agent on another device reaches the server at /mcp with a token of its own (`vask token add NAME` on the ' +
+							"server's machine, in place of the one shown).",
+			)
+			.addButton((b) => b.setButtonText('Copy JSON').onClick(() => copy(json, 'MCP settings')))
+			.addButton((b) => b.setButtonText('Copy command').onClick(() => copy(claudeCodeCommand(target), 'command')));
+		containerEl.createEl('pre', { cls: 'vask-mcp-snippet', text: json });
 	}
 
 	/**

@@ -4,6 +4,7 @@ import type { ErrorContext } from '../lib/errors';
 import type { HistoryStore } from '../lib/historyStore';
 import type { VaskSettings } from '../lib/settings';
 import type { Connection } from '../lib/statusText';
+import type { ProposalActions } from './proposalActions';
 
 export interface VaskHost {
 	readonly settings: VaskSettings;
@@ -21,4 +22,11 @@ export interface VaskHost {
 	/** Writes the chat (by id) to its note in the vault and opens it. */
 	saveChatAsNote(id: string): Promise<void>;
 	copyChat(id: string): Promise<void>;
+}
+
+/** What the related pane and the proposed-changes view need besides: deciding on proposed changes. */
+export interface ProposalHost extends VaskHost {
+	readonly proposals: ProposalActions;
+	/** Opens (or reveals) the proposed-changes view. */
+	openProposals(): Promise<void>;
 }

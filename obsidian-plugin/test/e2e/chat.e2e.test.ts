@@ -182,7 +182,7 @@ describe('vask chat view in Chromium against the real server', () => {
 			index: { notes: number };
 		};
 		await expect
-			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.poll(() => page.locator('.status-bar-item.vask-statusbar').innerText(), { timeout: 20_000 })
 			.toBe(`vask: indexed ✓ ${health.index.notes} notes`);
 
 		await ask(page, QUESTION);
@@ -474,7 +474,7 @@ describe('vask chat view in Chromium against the real server', () => {
 	it('says in plain words that the server is not running, with the command to start it', async () => {
 		const page = await openPage({ server: deadServer });
 		await expect
-			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.poll(() => page.locator('.status-bar-item.vask-statusbar').innerText(), { timeout: 20_000 })
 			.toBe('vask: server not running ⚠');
 		await ask(page, 'anything');
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
@@ -488,7 +488,7 @@ describe('vask chat view in Chromium against the real server', () => {
 	it('says the token is wrong and where to find it', async () => {
 		const page = await openPage({ settings: { token: 'not-the-token' } });
 		await expect
-			.poll(() => page.locator('.status-bar-item.plugin-vask').innerText(), { timeout: 20_000 })
+			.poll(() => page.locator('.status-bar-item.vask-statusbar').innerText(), { timeout: 20_000 })
 			.toBe('vask: token wrong ⚠');
 		await ask(page, 'anything');
 		const error = page.locator('.vask-msg-assistant.is-error .vask-error');
@@ -586,7 +586,7 @@ describe('vask chat view in Chromium against the real server', () => {
 
 	it('clicking the status bar shows the index details from /v1/status', async () => {
 		const page = await openPage();
-		const bar = page.locator('.status-bar-item.plugin-vask');
+		const bar = page.locator('.status-bar-item.vask-statusbar');
 		await expect.poll(() => bar.innerText(), { timeout: 20_000 }).toMatch(/^vask: indexed ✓ \d+ notes/);
 		await bar.click();
 		const table = page.locator('.modal .vask-status-table');

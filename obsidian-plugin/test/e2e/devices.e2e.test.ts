@@ -105,4 +105,14 @@ describe('settings for several devices', () => {
 		expect(await testConnection(page)).toContain('Connected to vask');
 		expect(await page.evaluate(() => JSON.stringify(window.__pluginData))).not.toContain(vask.token);
 	});
+
+	it('Agents: the mcpServers entry for this vault, ready to copy', async () => {
+		const page = await openSettings();
+		const snippet = page.locator('.vask-test-settings pre.vask-mcp-snippet');
+		const json = JSON.parse(await snippet.innerText()) as { mcpServers: { vask: { command: string; args: string[] } } };
+		expect(json.mcpServers.vask.args).toEqual(['mcp', '--vault', vask.vault]);
+		const row = page.locator('.vask-test-settings .setting-item').filter({ hasText: 'Add this vault to an agent' });
+		expect(await row.locator('button', { hasText: 'Copy JSON' }).count()).toBe(1);
+		expect(await row.locator('button', { hasText: 'Copy command' }).count()).toBe(1);
+	});
 });

@@ -401,6 +401,16 @@ export class Vault extends Events {
 		await this.adapter.write(file.path, data);
 		this.trigger('modify', file);
 	}
+	/** As Obsidian's (1.1+): reads the note, writes what `fn` returns, all or nothing (`fn` may throw: nothing is written). */
+	async process(file: TFile, fn: (data: string) => string): Promise<string> {
+		const next = fn(await this.adapter.read(file.path));
+		await this.adapter.write(file.path, next);
+		this.processed.push(file.path);
+		this.trigger('modify', file);
+		return next;
+	}
+	/** The notes changed through process(), for tests. */
+	readonly processed: string[] = [];
 	async createFolder(path: string): Promise<TFolder> {
 		if (this.entries.has(path)) throw new Error('Folder already exists.');
 		await this.adapter.mkdir(path);

@@ -281,10 +281,10 @@ describe('VaskClient JSON endpoints', () => {
 		expect(f.calls).toHaveLength(2);
 	});
 
-	it("MAX_REINDEX_PATHS is the server's limit (MAX_LIST_ITEMS in vask_server/web/validation.py)", () => {
-		const py = readFileSync(join(__dirname, '../../../vask_server/web/validation.py'), 'utf8');
+	it("MAX_REINDEX_PATHS is the server's limit (MAX_LIST_ITEMS in vask_server/core/arguments.py)", () => {
+		const py = readFileSync(join(__dirname, '../../../vask_server/core/arguments.py'), 'utf8');
 		const m = /^MAX_LIST_ITEMS = (\d+)$/m.exec(py);
-		expect(m, 'MAX_LIST_ITEMS is defined in validation.py').not.toBeNull();
+		expect(m, 'MAX_LIST_ITEMS is defined in core/arguments.py').not.toBeNull();
 		expect(MAX_REINDEX_PATHS).toBe(Number(m![1]));
 	});
 

@@ -42,6 +42,7 @@ describe('settings', () => {
 			excludeFolders: '',
 			chatsFolder: 'Vask chats',
 			indexSavedChats: false,
+			linkHeading: 'Related',
 			manageServer: true,
 			vaskPath: '',
 			queryPrefix: '',
@@ -65,6 +66,13 @@ describe('settings', () => {
 			'--query-prefix=-> ',
 			'--document-prefix=passage: ',
 		]);
+	});
+
+	it('the heading for links: one line, trimmed; empty or not text is the default', () => {
+		expect(normalizeSettings({ linkHeading: ' See also ' }).linkHeading).toBe('See also');
+		expect(normalizeSettings({ linkHeading: 'Two\nlines' }).linkHeading).toBe('Two lines');
+		expect(normalizeSettings({ linkHeading: '  ' }).linkHeading).toBe('Related');
+		expect(normalizeSettings({ linkHeading: 4 }).linkHeading).toBe('Related');
 	});
 
 	it('the local server: on unless stored as false; its executable per device', () => {

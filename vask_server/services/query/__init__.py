@@ -1,0 +1,2 @@
+"""The query pipeline: a question searched, ranked, declined or answered; connections, related
+notes, notes read for a door."""
