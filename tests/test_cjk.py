@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -512,3 +513,68 @@ async def test_a_model_that_reads_chinese_is_not_held_to_the_keyword_rule(fake_o
             assert found.declined is declined, model
             if not declined:
                 assert found.hits[0].path == "家庭相册数字化.md"
+
+
+async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_questions_in_another_language(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """A model that reads Chinese puts an English question and a Chinese passage further apart than two
+    texts in one language, related or not: held to the line measured on Chinese passages, every English
+    question about them was declined. The calibration of such an index also measures everyday English
+    topics against its Chinese passages (core/across.py), and an English question whose closest passage
+    is Chinese is held to that line; a Chinese question, or an English one closest to an English
+    passage, keeps the vault's own."""
+    from vask_server.core.across import ACROSS_PROBES
+
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    vault = _cjk_vault(tmp_path)
+    async with open_services(settings_for(vault, embed_model="multilingual-e5-small")) as services:
+        await services.indexer.sync()
+        fake_ollama.fake.reset_counters()
+        calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert calibration.across_mean is not None and calibration.across_percentiles is not None
+        assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
+        # the vault's own line far above anything, the other language's at the bottom: which one a
+        # question is held to decides whether it is declined
+        own = [2.0] * 99
+        measured = replace(calibration, pair_mean=2.0, percentiles=tuple(own), across_mean=-1.0)
+        measured = replace(measured, across_percentiles=tuple([-1.0] * 99))
+        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+
+        async def line(question: str) -> tuple[float | None, bool]:
+            asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            found = await services.searcher.search_question(asked)
+            return found.evidence_threshold, found.declined
+
+        english = "Which Lightroom folders hold the album scans?"  # closest: the Chinese note, not all of it
+        assert await line(english) == (-1.0, False)
+        assert await line("When do I feed the sourdough starter, and with which flour?") == (2.0, True)
+        assert (await line("扫描仪借的是谁的，分辨率设多少？"))[0] == 2.0  # a Chinese question: the vault's own
+        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(replace(measured, across_mean=None)))
+        assert await line(english) == (2.0, True)  # (none measured: the vault's own line, as before)
+
+
+async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(
+    fake_ollama, tmp_path, settings_for
+):
+    fake_ollama.fake.embed_models["all-minilm"] = 32
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    (tmp_path / "a").mkdir()
+    (tmp_path / "en").mkdir()
+    cases = (("all-minilm", _cjk_vault(tmp_path / "a")), ("multilingual-e5-small", tmp_path / "en"))
+    (tmp_path / "en" / "Sourdough.md").write_text("# Sourdough\n\nFeed the starter the night before.\n")
+    (tmp_path / "en" / "Running.md").write_text("# Running\n\nEasy runs on Monday, a long run on Sunday.\n")
+    for model, vault in cases:
+        settings = settings_for(vault, embed_model=model, index_dir=tmp_path / f"idx-{model}")
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert calibration.kind == "questions", model
+            assert calibration.across_mean is None and calibration.across_percentiles is None, model
+
+
+def _returning(calibration):  # type: ignore[no-untyped-def]
+    async def for_index(index):  # type: ignore[no-untyped-def]
+        return calibration
+
+    return for_index

@@ -502,3 +502,55 @@ async def test_a_keyword_search_nobody_waits_for_is_held_by_its_searcher_until_i
         await asyncio.gather(*held)
         await asyncio.sleep(0)  # (its callback runs after it)
         assert not services.searcher._unwaited
+
+
+def test_the_decline_line_is_the_share_of_unrelated_pairs_not_a_count_of_deviations():
+    """1.5 deviations is the 93rd percentile of a normal distribution; each model spreads its unrelated
+    cosines in its own shape (all-minilm's lean right, multilingual-e5-small's do not), so the line is
+    that percentile of the index's own pairs. Narrowed to a note, a folder or dates: their median.
+    Beyond the percentiles measured, or with none kept, mean and deviations as before."""
+    from statistics import NormalDist
+
+    import numpy as np
+    import pytest
+
+    from vask_server.adapters.calibration import Calibration
+    from vask_server.core.retrieve import Filters
+    from vask_server.services.query.ranking import calibrated_threshold
+
+    rng = np.random.default_rng(7)
+    skewed = rng.gamma(2.0, 0.05, 20000)  # leaning right, as all-minilm's
+    percentiles = tuple(float(v) for v in np.percentile(skewed, np.arange(1, 100)))
+    measured = Calibration("v", 50, float(skewed.mean()), float(skewed.std()), percentiles=percentiles)
+    line = calibrated_threshold(measured, 1.5, 0.25, None)
+    assert line == pytest.approx(np.percentile(skewed, 100 * NormalDist().cdf(1.5)), abs=1e-3)
+    assert (skewed < line).mean() == pytest.approx(0.933, abs=0.002)
+    assert line != pytest.approx(skewed.mean() + 1.5 * skewed.std(), abs=1e-3)  # (the deviations' line)
+    narrowed = calibrated_threshold(measured, 1.5, 0.25, Filters(paths=("Note.md",)))
+    assert narrowed == pytest.approx(np.median(skewed), abs=1e-3)
+    far = calibrated_threshold(measured, 3.0, 0.25, None)  # (past the 99th percentile)
+    assert far == pytest.approx(skewed.mean() + 3.0 * skewed.std())
+    before = Calibration("v", 50, 0.1, 0.1)  # (kept by a vask that measured no percentiles)
+    assert calibrated_threshold(before, 1.5, 0.25, None) == pytest.approx(0.25)
+
+
+async def test_the_percentiles_are_kept_and_a_calibration_kept_without_them_is_measured_again(
+    fake_ollama, small_vault, settings_for
+):
+    import json
+
+    from vask_server.adapters.calibration import CALIBRATION_FILE, PERCENTILES, read_calibration
+
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        measured = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert measured.percentiles is not None and len(measured.percentiles) == PERCENTILES
+        assert read_calibration(services.index_dir, measured.version) == measured
+        kept = json.loads((services.index_dir / CALIBRATION_FILE).read_text("utf-8"))
+    del kept["percentiles"]
+    (services.index_dir / CALIBRATION_FILE).write_text(json.dumps(kept), "utf-8")
+    fake_ollama.fake.reset_counters()
+    async with open_services(settings) as services:
+        again = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert again == measured and fake_ollama.fake.embed_calls >= 1  # (measured, not read)

@@ -2,8 +2,9 @@
 
 Measuring it reads every chunk's path and a sample of vectors (docs/BENCHMARKS.md, "Speed") and
 embeds a few dozen probes as questions: kept on disk, a restart with nothing changed has it at once
-instead of making the first search wait. It holds four numbers, what they were measured on, and the
-version they belong to; nothing of any note.
+instead of making the first search wait. It holds a few numbers (the level and spread of unrelated
+pairs, and their percentiles), what they were measured on, and the version they belong to; nothing
+of any note.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from vask_server.adapters.atomic import write_atomic
 
 CALIBRATION_FILE = "calibration.json"
+PERCENTILES = 99  # the 1st to the 99th
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,14 @@ class Calibration:
     # compares; "passages", passage against passage, measured when the model could not be asked
     # (never kept on disk: measured again once it can be).
     kind: str = "questions"
+    # In a vault written in Chinese or Japanese, with a model that reads them: everyday English topics
+    # asked as questions against its passages in those languages (core/across.py), the level an
+    # English question about such a note is held to; None elsewhere
+    across_mean: float | None = None
+    across_std: float | None = None
+    # The pairs' 1st to 99th percentiles, and the English questions' (None: kept by a vask before)
+    percentiles: tuple[float, ...] | None = None
+    across_percentiles: tuple[float, ...] | None = None
 
 
 def read_calibration(index_dir: Path, version: str) -> Calibration | None:
@@ -41,10 +51,33 @@ def read_calibration(index_dir: Path, version: str) -> Calibration | None:
             float(data["pair_mean"]),
             float(data["pair_std"]),
             str(data.get("kind", "passages")),
+            _figure(data.get("across_mean")),
+            _figure(data.get("across_std")),
+            _percentiles(data.get("percentiles")),
+            _percentiles(data.get("across_percentiles")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return saved if saved.version == version and saved.kind == "questions" else None
+
+
+def _figure(value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ValueError(f"not a figure: {value!r}")
+    return float(value)
+
+
+def _percentiles(value: object) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != PERCENTILES:
+        raise ValueError(f"not {PERCENTILES} percentiles")
+    figures = tuple(float(v) for v in value)
+    if list(figures) != sorted(figures):
+        raise ValueError("percentiles out of order")
+    return figures
 
 
 def write_calibration(index_dir: Path, calibration: Calibration) -> None:

@@ -13,16 +13,18 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
+from vask_server.adapters.calibration import PERCENTILES, Calibration, read_calibration, write_calibration
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
+from vask_server.adapters.tables import IndexTables
+from vask_server.core.across import ACROSS_PROBES
 from vask_server.core.cjk import CJK, written_in_cjk
 from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.model_languages import reads_only_english
@@ -67,6 +69,7 @@ class Calibrator:
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
         self._probe_prompt = ""  # ... embedded with this query instruction
+        self._across_vectors: tuple[str, np.ndarray] | None = None  # core/across.py's, by query instruction
 
     async def for_index(self, index: IndexRecord) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
@@ -126,7 +129,9 @@ class Calibrator:
 
     async def _rebuild(self, index: IndexRecord, version: str, *, background: bool = False) -> _IndexCache:
         saved = read_calibration(self.store.index_dir, version)
-        if saved is not None:  # a restart with nothing changed since it was measured
+        # (one kept by a vask that measured no percentiles is measured again)
+        outdated = saved is not None and saved.percentiles is None
+        if saved is not None and not outdated:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
         # (one measured without the model is not kept; nor by a reader, which writes nothing beside the index)
@@ -150,11 +155,14 @@ class Calibrator:
         ids, notes = calibration_sample(rows)
         by_id = await tables.vectors_by_id(ids)
         ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
+        across: Calibration | None = None
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
             # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
             # and English ones not against such passages: the line is measured on what it reads.
             texts = await tables.texts_for_ids(ids)
             ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
+        elif _reads_cjk(index) and index.complete:
+            across = await self._across(index, tables, ids, by_id)
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind, pairs = "passages", None
         if index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
@@ -166,7 +174,39 @@ class Calibrator:
             pairs = (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, Calibration(version, notes, pair_mean, pair_std, kind))
+        calibration = Calibration(version, notes, pair_mean, pair_std, kind, percentiles=_percentiles(pairs))
+        if across is not None and kind == "questions":
+            calibration = replace(
+                calibration,
+                across_mean=across.pair_mean,
+                across_std=across.pair_std,
+                across_percentiles=across.percentiles,
+            )
+        return _IndexCache(index.suffix, calibration)
+
+    async def _across(
+        self, index: IndexRecord, tables: IndexTables, ids: list[str], by_id: dict[str, np.ndarray]
+    ) -> Calibration | None:
+        """Everyday English topics asked as questions against the sample's passages in Chinese or
+        Japanese (core/across.py): the unrelated level of a question in another language than the
+        passage, with a model that reads both. None with no such passage in the sample, or no model."""
+        texts = await tables.texts_for_ids(ids)
+        written = [by_id[i] for i in ids if written_in_cjk([texts.get(i, "")])]
+        if not written:
+            return None
+        prompt = self.query_prompt(index)
+        if self._across_vectors is None or self._across_vectors[0] != prompt:
+            prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
+            embedder = Embedder(
+                self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1
+            )
+            try:
+                vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
+                self._across_vectors = (prompt, np.asarray(vectors, dtype=np.float32))
+            except (OllamaUnavailable, ModelMissing, OllamaFailed):
+                return None  # (the same-language line is then measured on passages, and not kept)
+        pairs = (self._across_vectors[1] @ np.stack(written).T).ravel()
+        return Calibration("", len(written), float(pairs.mean()), float(pairs.std()), percentiles=_percentiles(pairs))
 
     async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
@@ -194,6 +234,18 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
+
+
+def _percentiles(pairs: np.ndarray) -> tuple[float, ...] | None:
+    """The 1st to 99th percentiles of the pairs' cosines (adapters/calibration.py)."""
+    if pairs.size < 2:
+        return None
+    return tuple(float(v) for v in np.percentile(pairs, np.arange(1, PERCENTILES + 1)))
+
+
+def _reads_cjk(index: IndexRecord) -> bool:
+    """An index that holds notes in Chinese or Japanese, of a model that reads them."""
+    return index.keyword_terms == CJK and reads_only_english(index.model) is not True
 
 
 def calibration_sample(rows: pa.Table) -> tuple[list[str], int]:

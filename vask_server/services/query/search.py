@@ -457,23 +457,39 @@ class Searcher:
         def readable(row: dict[str, Any]) -> bool:
             return not (unreadable and written_in_cjk([str(row.get("text") or "")]))
 
-        readable_vectors = [
-            np.asarray(r.pop("vector"), dtype=np.float32) for r in vector_rows if "vector" in r and readable(r)
+        kept = [
+            (r, np.asarray(r.pop("vector"), dtype=np.float32)) for r in vector_rows if "vector" in r and readable(r)
         ]
-        readable_vectors.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        kept.extend((r, v) for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        readable_vectors = [v for _, v in kept]
+        across = asked.index.keyword_terms == CJK  # (only such an index holds passages in those languages)
+        readable_cjk = [across and written_in_cjk([str(r.get("text") or "")]) for r, _ in kept]
         topic_vector = vectors[1] if asked.topic is not None else None
-        return _Candidates(vector_rows, text_rows, readable_vectors, topic_vector, notice)
+        return _Candidates(vector_rows, text_rows, readable_vectors, readable_cjk, topic_vector, notice)
 
     async def _decide(self, asked: _Asked, found: _Candidates, ranked: list[Ranked]) -> SearchResult:
         """Whether the notes answer the question (else the search declines), and the hits shown."""
         config = asked.config
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
-        evidence = best
-        if found.topic_vector is not None:
+        evidence, across = best, False
+        if found.topic_vector is not None and found.readable_vectors:
             # The topic's best cosine among the question's candidates: on the eval questions it equals
             # the topic's best over the whole index, without a search of its own.
-            evidence = max((float(np.dot(found.topic_vector, v)) for v in found.readable_vectors), default=None)
+            cosines = np.stack(found.readable_vectors) @ found.topic_vector
+            evidence = float(cosines.max())
+            # ... in Chinese or Japanese, for a question that is not: held to the line of questions
+            # in another language (core/across.py)
+            across = not asked.cjk_units and found.readable_cjk[int(cosines.argmax())]
+        elif found.topic_vector is not None:
+            evidence = None
         calibration = await self.calibrator.for_index(asked.index)
+        if across and calibration.across_mean is not None and calibration.across_std is not None:
+            calibration = replace(
+                calibration,
+                pair_mean=calibration.across_mean,
+                pair_std=calibration.across_std,
+                percentiles=calibration.across_percentiles,
+            )
         threshold = config.threshold(calibration, asked.min_similarity, asked.filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
@@ -556,6 +572,7 @@ class _Candidates:
     vector_rows: list[dict[str, Any]]
     text_rows: list[dict[str, Any]]  # (empty in a vector-only search)
     readable_vectors: list[np.ndarray]  # the vectors of the candidates the model can read
+    readable_cjk: list[bool]  # ... whether each is written in Chinese or Japanese
     topic_vector: np.ndarray | None  # the question's topic, embedded beside it
     notice: str | None  # a broken keyword index: the vector list answered alone
 
