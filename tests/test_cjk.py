@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
+from vask_server.adapters.calibration import CALIBRATION_FILE
 from vask_server.adapters.meta import IndexRecord
 from vask_server.core.cjk import (
     CJK,
@@ -532,13 +533,11 @@ async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_qu
         await services.indexer.sync()
         fake_ollama.fake.reset_counters()
         calibration = await services.searcher.calibrator.for_index(services.searcher.active())
-        assert calibration.across_mean is not None and calibration.across_percentiles is not None
+        assert calibration.across_mean is not None and calibration.across_std is not None
         assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
         # the vault's own line far above anything, the other language's at the bottom: which one a
         # question is held to decides whether it is declined
-        own = [2.0] * 99
-        measured = replace(calibration, pair_mean=2.0, percentiles=tuple(own), across_mean=-1.0)
-        measured = replace(measured, across_percentiles=tuple([-1.0] * 99))
+        measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
         monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
 
         async def line(question: str) -> tuple[float | None, bool]:
@@ -547,20 +546,24 @@ async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_qu
             return found.evidence_threshold, found.declined
 
         english = "Which Lightroom folders hold the album scans?"  # closest: the Chinese note, not all of it
-        assert await line(english) == (-1.0, False)
-        assert await line("When do I feed the sourdough starter, and with which flour?") == (2.0, True)
-        assert (await line("扫描仪借的是谁的，分辨率设多少？"))[0] == 2.0  # a Chinese question: the vault's own
+        assert await line(english) == (pytest.approx(-0.85), False)
+        assert await line("When do I feed the sourdough starter, and with which flour?") == (pytest.approx(2.15), True)
+        assert (await line("扫描仪借的是谁的，分辨率设多少？"))[0] == pytest.approx(
+            2.15
+        )  # a Chinese question: the vault's own
         monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(replace(measured, across_mean=None)))
-        assert await line(english) == (2.0, True)  # (none measured: the vault's own line, as before)
+        assert await line(english) == (pytest.approx(2.15), True)  # (none measured: the vault's own line, as before)
 
 
 async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(
     fake_ollama, tmp_path, settings_for
 ):
+    """Only an index of notes in Chinese or Japanese, of a model that reads them, measures it; one
+    such calibration kept by a vask before (without it) is measured again."""
     fake_ollama.fake.embed_models["all-minilm"] = 32
     fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
-    (tmp_path / "a").mkdir()
-    (tmp_path / "en").mkdir()
+    for folder in ("a", "b", "en"):
+        (tmp_path / folder).mkdir()
     cases = (("all-minilm", _cjk_vault(tmp_path / "a")), ("multilingual-e5-small", tmp_path / "en"))
     (tmp_path / "en" / "Sourdough.md").write_text("# Sourdough\n\nFeed the starter the night before.\n")
     (tmp_path / "en" / "Running.md").write_text("# Running\n\nEasy runs on Monday, a long run on Sunday.\n")
@@ -570,7 +573,19 @@ async def test_no_other_language_line_for_an_english_only_model_or_a_vault_witho
             await services.indexer.sync()
             calibration = await services.searcher.calibrator.for_index(services.searcher.active())
             assert calibration.kind == "questions", model
-            assert calibration.across_mean is None and calibration.across_percentiles is None, model
+            assert calibration.across_mean is None and calibration.across_std is None, model
+    reads = settings_for(_cjk_vault(tmp_path / "b"), embed_model="multilingual-e5-small", index_dir=tmp_path / "idx-b")
+    async with open_services(reads) as services:
+        await services.indexer.sync()
+        measured = await services.searcher.calibrator.for_index(services.searcher.active())
+    kept = json.loads((tmp_path / "idx-b" / CALIBRATION_FILE).read_text("utf-8"))
+    assert kept["across_mean"] == measured.across_mean is not None
+    kept.pop("across_mean"), kept.pop("across_std")
+    (tmp_path / "idx-b" / CALIBRATION_FILE).write_text(json.dumps(kept), "utf-8")
+    fake_ollama.fake.reset_counters()
+    async with open_services(reads) as services:
+        again = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert again == measured and fake_ollama.fake.embed_calls >= 1  # (measured, not read)
 
 
 def _returning(calibration):  # type: ignore[no-untyped-def]

@@ -2,9 +2,8 @@
 
 Measuring it reads every chunk's path and a sample of vectors (docs/BENCHMARKS.md, "Speed") and
 embeds a few dozen probes as questions: kept on disk, a restart with nothing changed has it at once
-instead of making the first search wait. It holds a few numbers (the level and spread of unrelated
-pairs, and their percentiles), what they were measured on, and the version they belong to; nothing
-of any note.
+instead of making the first search wait. It holds four numbers (six for a vault in Chinese or
+Japanese), what they were measured on, and the version they belong to; nothing of any note.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from pathlib import Path
 from vask_server.adapters.atomic import write_atomic
 
 CALIBRATION_FILE = "calibration.json"
-PERCENTILES = 99  # the 1st to the 99th
 
 
 @dataclass(frozen=True)
@@ -35,9 +33,6 @@ class Calibration:
     # English question about such a note is held to; None elsewhere
     across_mean: float | None = None
     across_std: float | None = None
-    # The pairs' 1st to 99th percentiles, and the English questions' (None: kept by a vask before)
-    percentiles: tuple[float, ...] | None = None
-    across_percentiles: tuple[float, ...] | None = None
 
 
 def read_calibration(index_dir: Path, version: str) -> Calibration | None:
@@ -53,8 +48,6 @@ def read_calibration(index_dir: Path, version: str) -> Calibration | None:
             str(data.get("kind", "passages")),
             _figure(data.get("across_mean")),
             _figure(data.get("across_std")),
-            _percentiles(data.get("percentiles")),
-            _percentiles(data.get("across_percentiles")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -67,17 +60,6 @@ def _figure(value: object) -> float | None:
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise ValueError(f"not a figure: {value!r}")
     return float(value)
-
-
-def _percentiles(value: object) -> tuple[float, ...] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or len(value) != PERCENTILES:
-        raise ValueError(f"not {PERCENTILES} percentiles")
-    figures = tuple(float(v) for v in value)
-    if list(figures) != sorted(figures):
-        raise ValueError("percentiles out of order")
-    return figures
 
 
 def write_calibration(index_dir: Path, calibration: Calibration) -> None:

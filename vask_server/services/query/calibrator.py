@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
-from vask_server.adapters.calibration import PERCENTILES, Calibration, read_calibration, write_calibration
+from vask_server.adapters.calibration import Calibration, read_calibration, write_calibration
 from vask_server.adapters.gateway import ModelGateway
 from vask_server.adapters.meta import IndexRecord
 from vask_server.adapters.ollama import Embedder
@@ -129,8 +129,8 @@ class Calibrator:
 
     async def _rebuild(self, index: IndexRecord, version: str, *, background: bool = False) -> _IndexCache:
         saved = read_calibration(self.store.index_dir, version)
-        # (one kept by a vask that measured no percentiles is measured again)
-        outdated = saved is not None and saved.percentiles is None
+        # (one kept by a vask that did not measure questions in another language is measured again)
+        outdated = saved is not None and saved.across_mean is None and _reads_cjk(index)
         if saved is not None and not outdated:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
@@ -155,7 +155,7 @@ class Calibrator:
         ids, notes = calibration_sample(rows)
         by_id = await tables.vectors_by_id(ids)
         ids = [i for i in ids if i in by_id]  # (a sync since the ids were read can have replaced some)
-        across: Calibration | None = None
+        across: tuple[float, float] | None = None
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
             # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
             # and English ones not against such passages: the line is measured on what it reads.
@@ -174,19 +174,14 @@ class Calibrator:
             pairs = (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        calibration = Calibration(version, notes, pair_mean, pair_std, kind, percentiles=_percentiles(pairs))
+        calibration = Calibration(version, notes, pair_mean, pair_std, kind)
         if across is not None and kind == "questions":
-            calibration = replace(
-                calibration,
-                across_mean=across.pair_mean,
-                across_std=across.pair_std,
-                across_percentiles=across.percentiles,
-            )
+            calibration = replace(calibration, across_mean=across[0], across_std=across[1])
         return _IndexCache(index.suffix, calibration)
 
     async def _across(
         self, index: IndexRecord, tables: IndexTables, ids: list[str], by_id: dict[str, np.ndarray]
-    ) -> Calibration | None:
+    ) -> tuple[float, float] | None:
         """Everyday English topics asked as questions against the sample's passages in Chinese or
         Japanese (core/across.py): the unrelated level of a question in another language than the
         passage, with a model that reads both. None with no such passage in the sample, or no model."""
@@ -206,7 +201,7 @@ class Calibrator:
             except (OllamaUnavailable, ModelMissing, OllamaFailed):
                 return None  # (the same-language line is then measured on passages, and not kept)
         pairs = (self._across_vectors[1] @ np.stack(written).T).ravel()
-        return Calibration("", len(written), float(pairs.mean()), float(pairs.std()), percentiles=_percentiles(pairs))
+        return float(pairs.mean()), float(pairs.std())
 
     async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
@@ -234,13 +229,6 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
-
-
-def _percentiles(pairs: np.ndarray) -> tuple[float, ...] | None:
-    """The 1st to 99th percentiles of the pairs' cosines (adapters/calibration.py)."""
-    if pairs.size < 2:
-        return None
-    return tuple(float(v) for v in np.percentile(pairs, np.arange(1, PERCENTILES + 1)))
 
 
 def _reads_cjk(index: IndexRecord) -> bool:

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any, Protocol
-
-import numpy as np
 
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import CONVEX_ALPHA, Filters, Ranked, fuse, fuse_convex
@@ -140,17 +137,9 @@ def calibrated_threshold(
     calibration: Calibration, sigmas: float, min_similarity: float, filters: Filters | None
 ) -> float:
     """`sigmas` standard deviations above the index's unrelated level (fewer within a narrowed
-    search), read as the share of unrelated pairs below it: the pairs' percentile that a normal
-    distribution puts `sigmas` deviations up (1.5: the 93rd). Each model spreads its cosines in
-    its own shape (all-minilm's lean right, multilingual-e5-small's do not): a share holds on
-    both where a count of deviations does not. Mean and spread beyond the percentiles measured, or
-    with none kept; `min_similarity` while the calibration has measured no spread."""
+    search); `min_similarity` while the calibration has measured no spread."""
     if calibration.pair_std <= 0:
         return min_similarity
     if filters is not None and not filters.is_empty():
         sigmas = min(sigmas, NARROWED_DECLINE_SIGMAS)
-    share = 100 * NormalDist().cdf(sigmas)
-    found = calibration.percentiles
-    if found is None or not 1 <= share <= len(found):
-        return calibration.pair_mean + sigmas * calibration.pair_std
-    return float(np.interp(share, np.arange(1, len(found) + 1), found))
+    return calibration.pair_mean + sigmas * calibration.pair_std

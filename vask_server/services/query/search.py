@@ -484,12 +484,7 @@ class Searcher:
             evidence = None
         calibration = await self.calibrator.for_index(asked.index)
         if across and calibration.across_mean is not None and calibration.across_std is not None:
-            calibration = replace(
-                calibration,
-                pair_mean=calibration.across_mean,
-                pair_std=calibration.across_std,
-                percentiles=calibration.across_percentiles,
-            )
+            calibration = replace(calibration, pair_mean=calibration.across_mean, pair_std=calibration.across_std)
         threshold = config.threshold(calibration, asked.min_similarity, asked.filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
