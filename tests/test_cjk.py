@@ -522,37 +522,52 @@ async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_qu
     """A model that reads Chinese puts an English question and a Chinese passage further apart than two
     texts in one language, related or not: held to the line measured on Chinese passages, every English
     question about them was declined. The calibration of such an index also measures everyday English
-    topics against its Chinese passages (core/across.py), and an English question whose closest passage
-    is Chinese is held to that line; a Chinese question, or an English one closest to an English
-    passage, keeps the vault's own."""
+    topics against its Chinese passages (core/across.py). In a vault mostly in English an English
+    question is held to that line when its closest passage is Chinese; in one mostly in Chinese every
+    English question is. A Chinese question keeps the vault's own line."""
     from vask_server.core.across import ACROSS_PROBES
 
     fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
-    vault = _cjk_vault(tmp_path)
-    async with open_services(settings_for(vault, embed_model="multilingual-e5-small")) as services:
-        await services.indexer.sync()
-        fake_ollama.fake.reset_counters()
-        calibration = await services.searcher.calibrator.for_index(services.searcher.active())
-        assert calibration.across_mean is not None and calibration.across_std is not None
-        assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
-        # the vault's own line far above anything, the other language's at the bottom: which one a
-        # question is held to decides whether it is declined
-        measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
-        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(SAMPLE_VAULT / "01 Projects" / "家庭相册数字化.md", mixed / "家庭相册数字化.md")
+    for name, text in (
+        ("Sourdough", "Feed the starter the night before."),
+        ("Running", "Easy runs on Monday, a long run on Sunday."),
+        ("Garden", "Water the tomatoes in the evening."),
+        ("Books", "Reading list for the winter."),
+    ):
+        (mixed / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+    english = "Which Lightroom folders hold the album scans?"  # closest: the Chinese note, not all of it
+    near_english = "When do I feed the sourdough starter, and with which flour?"  # closest: an English note
+    for vault, near_english_line in ((mixed, 2.15), (_cjk_vault(tmp_path), -0.85)):
+        settings = settings_for(
+            vault, embed_model="multilingual-e5-small", index_dir=vault.parent / f"idx-{vault.name}"
+        )
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            assert services.searcher.active().keyword_terms == CJK
+            fake_ollama.fake.reset_counters()
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert calibration.across_mean is not None and calibration.across_std is not None
+            assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
+            # the vault's own line far above anything, the other language's at the bottom: which one a
+            # question is held to decides whether it is declined
+            measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
+            monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
 
-        async def line(question: str) -> tuple[float | None, bool]:
-            asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
-            found = await services.searcher.search_question(asked)
-            return found.evidence_threshold, found.declined
+            async def line(question: str) -> tuple[float | None, bool]:
+                asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+                found = await services.searcher.search_question(asked)
+                return found.evidence_threshold, found.declined
 
-        english = "Which Lightroom folders hold the album scans?"  # closest: the Chinese note, not all of it
-        assert await line(english) == (pytest.approx(-0.85), False)
-        assert await line("When do I feed the sourdough starter, and with which flour?") == (pytest.approx(2.15), True)
-        assert (await line("扫描仪借的是谁的，分辨率设多少？"))[0] == pytest.approx(
-            2.15
-        )  # a Chinese question: the vault's own
-        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(replace(measured, across_mean=None)))
-        assert await line(english) == (pytest.approx(2.15), True)  # (none measured: the vault's own line, as before)
+            assert await line(english) == (pytest.approx(-0.85), False), vault.name
+            assert (await line(near_english))[0] == pytest.approx(near_english_line), vault.name
+            chinese = "扫描仪借的是谁的，分辨率设多少？"
+            assert (await line(chinese))[0] == pytest.approx(2.15)  # a Chinese question: the vault's own line
+            none_measured = _returning(replace(measured, across_mean=None))
+            monkeypatch.setattr(services.searcher.calibrator, "for_index", none_measured)
+            assert await line(english) == (pytest.approx(2.15), True)  # (the vault's own line, as before)
 
 
 async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(

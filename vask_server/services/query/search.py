@@ -388,7 +388,8 @@ class Searcher:
             return await self._keywords_alone(asked, keywords, exc)
         found = await self._candidates(asked, vectors, keywords)
         scale = await self.cosine_scale(asked.index)
-        ranked = asked.config.fuse(found.vector_rows, found.text_rows, query=query, blind=asked.blind, scale=scale)
+        text_rows = [] if asked.across else found.text_rows
+        ranked = asked.config.fuse(found.vector_rows, text_rows, query=query, blind=asked.blind, scale=scale)
         ranked = await asked.config.boost(ranked, lambda: self.graphs.get(asked.index))
         return await self._decide(asked, found, ranked)
 
@@ -479,7 +480,7 @@ class Searcher:
             evidence = float(cosines.max())
             # ... in Chinese or Japanese, for a question that is not: held to the line of questions
             # in another language (core/across.py)
-            across = not asked.cjk_units and found.readable_cjk[int(cosines.argmax())]
+            across = asked.across or (not asked.cjk_units and found.readable_cjk[int(cosines.argmax())])
         elif found.topic_vector is not None:
             evidence = None
         calibration = await self.calibrator.for_index(asked.index)
@@ -547,6 +548,10 @@ class _Asked:
     # ... and the model reads only English: its cosines say nothing of the question, and the keyword
     # side ranks alone
     blind: bool
+    # A question not in Chinese or Japanese over notes mostly written in them, with a model that reads
+    # both: its words match only the stray Latin words of those notes, so meaning ranks alone, and
+    # it is held to the line of questions in another language (core/across.py)
+    across: bool = False
 
     @classmethod
     def of(
@@ -557,7 +562,8 @@ class _Asked:
         topic = topic_query(query) if config.decline_on_topic() else None
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
-        return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind)
+        across = not units and mostly_cjk(index) and reads_only_english(index.model) is not True
+        return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind, across)
 
 
 @dataclass
@@ -570,6 +576,14 @@ class _Candidates:
     readable_cjk: list[bool]  # ... whether each is written in Chinese or Japanese
     topic_vector: np.ndarray | None  # the question's topic, embedded beside it
     notice: str | None  # a broken keyword index: the vector list answered alone
+
+
+def mostly_cjk(index: IndexRecord) -> bool:
+    """Most of the notes the index's last whole sync read are written in Chinese or Japanese."""
+    choice = index.keyword_choice
+    if index.keyword_terms != CJK or choice is None or not choice.notes_read:
+        return False
+    return 2 * choice.cjk_notes >= choice.notes_read
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
