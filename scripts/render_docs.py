@@ -612,11 +612,11 @@ def model_record(model: str, name: str) -> dict[str, Any] | None:
     return load(path) if path.exists() else None
 
 
-def model_overall(model: str, name: str) -> dict[str, Any] | None:
+def model_overall(model: str, name: str, config: str = "hybrid") -> dict[str, Any] | None:
     record = model_record(model, name)
     if record is None:
         return None
-    (found,) = [r for r in record["reports"] if r["config"] == "hybrid"]
+    (found,) = [r for r in record["reports"] if r["config"] == config]
     overall: dict[str, Any] = found["overall"]
     return overall
 
@@ -625,37 +625,40 @@ def model_figures(o: dict[str, Any] | None) -> str:
     if o is None:
         return "not measured"
     declined = f", {o['absent_declined']}/{o['absent']} declined" if o["absent"] else ""
-    return f"{o['hit@1']:.3f} / {o['hit@6']:.3f} / {o['mrr@10']:.3f}{declined}"
+    lost = f", {o['answerable_declined']} answerable declined" if "answerable_declined" in o else ""
+    return f"{o['hit@1']:.3f} / {o['hit@6']:.3f} / {o['mrr@10']:.3f}{declined}{lost}"
+
+
+def models_pooled(model: str, config: str) -> dict[str, Any] | None:
+    """Every sample_vault set of one model's runs pooled, as `eval-pooled` pools them."""
+    runs = [model_overall(model, name, config) for name in EVAL_SETS]
+    if not runs or any(o is None for o in runs):
+        return None
+    found = [o for o in runs if o is not None]
+    n = sum(o["count"] for o in found)
+    return {
+        **{key: sum(o[key] * o["count"] for o in found) / n for key in ("hit@1", "hit@6", "mrr@10")},
+        "absent": sum(o["absent"] for o in found),
+        "absent_declined": sum(o["absent_declined"] for o in found),
+        "answerable_declined": sum(o["answerable_declined"] for o in found),
+    }
 
 
 def eval_models() -> str:
     """Every sample_vault set, then all of them pooled: hit@1 / hit@6 / MRR@10 and absent declined."""
     rows: list[list[str]] = []
-    pooled_by: dict[str, list[dict[str, Any] | None]] = {}
     for name, (_, _, label) in EVAL_SETS.items():
         figures = [model_overall(model, name) for model, _ in MODEL_RUNS]
         count = next((o["count"] + o["absent"] for o in figures if o is not None), None)
         rows.append([label, "–" if count is None else str(count), *(model_figures(o) for o in figures)])
-        for (model, _), o in zip(MODEL_RUNS, figures, strict=True):
-            pooled_by.setdefault(model, []).append(o)
-    pooled = []
-    for model, _ in MODEL_RUNS:
-        runs = pooled_by[model]
-        if any(o is None for o in runs):
-            pooled.append(None)
-            continue
-        n = sum(o["count"] for o in runs)
-        pooled.append(
-            {
-                **{key: sum(o[key] * o["count"] for o in runs) / n for key in ("hit@1", "hit@6", "mrr@10")},
-                "absent": sum(o["absent"] for o in runs),
-                "absent_declined": sum(o["absent_declined"] for o in runs),
-            }
-        )
+    pooled = [models_pooled(model, "hybrid") for model, _ in MODEL_RUNS]
     rows.append(["**all, pooled**", "", *(f"**{model_figures(o)}**" for o in pooled)])
+    raw = [models_pooled(model, "hybrid-raw-cosines") for model, _ in MODEL_RUNS]
+    rows.append(["all, pooled, cosines as the model gives them (`hybrid-raw-cosines`)", "", *map(model_figures, raw)])
     header = ["set", "questions", *(label for _, label in MODEL_RUNS)]
     intro = made_by(
-        "uv run vask eval tests/eval/QUESTIONS.jsonl --vault COPY --index-dir IDX --embed-model MODEL --json",
+        "uv run vask eval tests/eval/QUESTIONS.jsonl --vault COPY --index-dir IDX --embed-model MODEL "
+        "--configs hybrid,hybrid-raw-cosines --json",
         "each column's, through the Ollama stand-in",
         "[docs/eval/models/](eval/models/)`MODEL/<set>.json`",
     )
@@ -705,13 +708,16 @@ def eval_models_more() -> str:
         rows.append([label, *(connection(model, name) for model, _ in MODEL_RUNS)])
     for name, label in (
         ("zh-blind", "help, Chinese, blind"),
-        ("zh-english-blind", "help, Chinese, English questions, blind"),
+        ("zh-english-blind", "help, Chinese, English questions (blind, then read)"),
         ("zh-dev", "help, Chinese, tuning set"),
         ("ja-blind", "help, Japanese, blind"),
         ("ja-dev", "help, Japanese, tuning set"),
-        ("notes-zh-unseen", "notes, Chinese, unseen"),
-        ("notes-zh-tuned", "notes, Chinese, tuned on"),
+        ("notes-zh-unseen", "notes (2,245), Chinese, unseen"),
+        ("notes-zh-tuned", "notes (2,245), Chinese, tuned on"),
     ):
+        if all(model_record(model, name) is None for model, _ in MODEL_RUNS):
+            rows.append([label, *("not measured" for _ in MODEL_RUNS)])
+            continue
         for kind in ("in the notes' language", "English", "absent"):
             cells = [non_english(model, name, kind) for model, _ in MODEL_RUNS]
             if all(c == "–" for c in cells):

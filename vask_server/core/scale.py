@@ -1,9 +1,9 @@
 """A cosine of one embedding model, re-expressed on the scale vask's ranking weights were chosen on. Pure.
 
-Each model spreads cosines its own way: all-minilm puts text unrelated to a question near 0.1,
-multilingual-e5-small near 0.8, with a spread four times smaller. The ranking adds fixed amounts to
-cosines (the keyword share in fusion, a link's bonus between connected notes, a title's); on a model
-whose cosines spread four times less, those amounts weigh four times more, and keywords and links decide
+Each model spreads cosines its own way: multilingual-e5-small puts unrelated text far higher than
+all-minilm does, and spreads it far less (docs/EVALUATION.md, "Two embedding models"). The ranking adds
+fixed amounts to cosines (the keyword share in fusion, a link's bonus between connected notes, a
+title's); on a model whose cosines spread less, those amounts weigh more, and keywords and links decide
 where meaning should. So before anything is added to them, cosines are moved onto the scale those amounts
 were chosen on, by the index's own calibration (services/calibrator.py): its unrelated level maps to
 REFERENCE_MEAN and its spread to REFERENCE_SPREAD. Ranking by cosine alone is unchanged by it (the map
