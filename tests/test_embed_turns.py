@@ -10,6 +10,9 @@ import numpy as np
 
 from vask_server.adapters.embed_turns import SEARCH_WAIT_S, SEARCHING_FOR_S, EmbedTurns
 from vask_server.adapters.ollama import Embedder
+from vask_server.core.embed_prompts import EmbedPrompts
+
+NONE = EmbedPrompts()  # (a model with no instructions)
 
 PACE = 40.0  # texts a second: a CPU-bound model
 DIMENSION = 400
@@ -75,8 +78,8 @@ async def test_a_question_waits_for_a_slice_of_the_syncs_passages_while_a_person
     clock = Clock()
     server = OneCallAtATime(clock)
     turns = EmbedTurns(clock=clock)
-    sync_embedder = Embedder(server, "m", batch_size=32, concurrency=2, turns=turns)  # type: ignore[arg-type]
-    searcher = Embedder(server, "m", batch_size=2, concurrency=1, turns=turns)  # type: ignore[arg-type]
+    sync_embedder = Embedder(server, "m", prompts=NONE, batch_size=32, concurrency=2, turns=turns)  # type: ignore[arg-type]
+    searcher = Embedder(server, "m", prompts=NONE, batch_size=2, concurrency=1, turns=turns)  # type: ignore[arg-type]
     passages = [f"p{i}" for i in range(DIMENSION)]
     sync = asyncio.ensure_future(sync_embedder.embed(passages))
     await settle()
@@ -111,5 +114,5 @@ async def test_a_question_waits_for_a_slice_of_the_syncs_passages_while_a_person
 async def test_every_embedder_of_one_model_server_takes_turns_through_the_same_queue() -> None:
     server = OneCallAtATime(Clock())
     other = OneCallAtATime(Clock())
-    one, two = Embedder(server, "m"), Embedder(server, "m", batch_size=2)  # type: ignore[arg-type]
-    assert one.turns is two.turns and Embedder(other, "m").turns is not one.turns  # type: ignore[arg-type]
+    one, two = Embedder(server, "m", prompts=NONE), Embedder(server, "m", prompts=NONE, batch_size=2)  # type: ignore[arg-type]
+    assert one.turns is two.turns and Embedder(other, "m", prompts=NONE).turns is not one.turns  # type: ignore[arg-type]

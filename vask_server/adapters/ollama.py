@@ -23,7 +23,7 @@ import ollama
 
 from vask_server.adapters.embed_turns import EmbedTurns
 from vask_server.adapters.gateway import PullProgress
-from vask_server.core.embed_prompts import prompts_for
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.server_errors import SERVER_LOG_HINT, known_pull_reason, known_reason, with_reason
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 
@@ -284,26 +284,29 @@ async def _empty() -> AsyncIterator[Any]:
 
 
 class Embedder:
-    """Turns texts into unit vectors with one model: batching and bounded concurrency live here."""
+    """Turns texts into unit vectors with one model: batching and bounded concurrency live here.
+    `prompts`: the instructions put before passages and questions, chosen by the caller
+    (core/embed_prompts.py); the gateway is sent the finished texts, whatever its server."""
 
     def __init__(
         self,
         gateway: ModelGateway,
         model: str,
         *,
+        prompts: EmbedPrompts,
         batch_size: int = 32,
         concurrency: int = 2,
         turns: EmbedTurns | None = None,
     ):
         self.gateway = gateway
         self.model = model
+        self.prompts = prompts
         self.batch_size = batch_size
         self.concurrency = concurrency
         self._semaphore = asyncio.Semaphore(concurrency)
         # (shared by every embedder of this model server: questions go before a sync's passages)
         self.turns = turns or EmbedTurns.of(gateway)
         self._dimension: int | None = None
-        self.prompts = prompts_for(model)
 
     async def dimension(self) -> int:
         """Asked of the model itself, never assumed."""
@@ -313,8 +316,8 @@ class Embedder:
         return self._dimension
 
     async def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """Notes' passages by default; `query=True` for what a user asks. Models that expect an
-        instruction in front of either (core/embed_prompts.py) get it here."""
+        """Notes' passages by default; `query=True` for what a user asks. Each is sent with its
+        instruction in front (`prompts`), when there is one."""
         if not texts:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         prompt = self.prompts.query if query else self.prompts.document

@@ -97,6 +97,10 @@ async def status(args: argparse.Namespace, services: Services) -> int:
         print(f"keywords:   {language['keyword_terms']} ({language['keyword_reason']})")
     if language["advice"]:
         print(f"language:   {language['advice']}")
+    instructions = status["instructions"]
+    print(f"instructions: {instructions['text']}")
+    if instructions["rebuild"]:
+        print("  the index's passages were embedded with another instruction: `vask index` builds it anew")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
 
     def server(entry: dict[str, Any]) -> str:

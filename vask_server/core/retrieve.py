@@ -10,6 +10,7 @@ from typing import Any
 
 from vask_server.core.cjk import CJK_CHARS, cjk_words, has_cjk
 from vask_server.core.models import Hit
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.core.scope import Scope
 
 RRF_K = 60
@@ -237,8 +238,11 @@ def fuse_convex(
     *,
     query: str = "",
     alpha: float = CONVEX_ALPHA,
+    scale: CosineScale = IDENTITY,
 ) -> list[Ranked]:
     """Convex combination: alpha × cosine + (1 − alpha) × BM25 divided by the query's best BM25.
+    The cosine is the index's moved onto the scale these weights were chosen on (`scale`,
+    core/scale.py); each Ranked keeps its own.
 
     Unlike reciprocal ranks, it keeps how strong each match is: a keyword list whose best match
     is one common word ("Spanish", "app") no longer counts as much as a close semantic match, and
@@ -263,7 +267,8 @@ def fuse_convex(
     presumed = _presumed_cosine(list(ranked.values()))
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-        cosine = item.similarity if item.similarity is not None else presumed * keyword
+        # (on the index's scale, core/scale.py; a passage not embedded yet: its keyword share of the presumed)
+        cosine = scale(item.similarity) if item.similarity is not None else scale(presumed) * keyword
         if item.exact:
             keyword += 1.0
         item.fused = alpha * cosine + (1.0 - alpha) * keyword

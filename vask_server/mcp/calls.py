@@ -113,13 +113,11 @@ async def connections(
     seed, graph = await readable_path(services, path)
     index = services.searcher.active()
     found = await connections_of(
-        services.store,
-        services.searcher.graphs,
+        services.searcher,
         index,
         seed,
         arguments.integer(limit, "limit", 10, 1, arguments.MAX_TOP_K),
         _filters(folders=folders, tags=tags, date_from=date_from, date_to=date_to),
-        services.searcher.kept_out,
     )
     return Connections(seed, graph.title(seed) or seed, found)
 

@@ -19,6 +19,7 @@ from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
+from vask_server.core.embed_prompts import describe
 from vask_server.core.model_languages import language_advice
 from vask_server.errors import NotIndexed
 from vask_server.services.options import index_options
@@ -105,14 +106,18 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir)
     vault = Vault(vault_root)
+    instructions = settings.embed_instructions()
     embedder = Embedder(
         gateway,
         settings.embed_model,
+        prompts=instructions.prompts,
         batch_size=settings.embed_batch_size,
         concurrency=settings.embed_concurrency,
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
-    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher = Searcher(
+        store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas), instructions=instructions
+    )
     searcher.sync_progress = lambda: indexer.progress
     searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
@@ -139,7 +144,12 @@ async def open_reader_services(settings: Settings, *, gateway: ModelGateway | No
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir, read_only=True)
     vault = Vault(vault_root)
-    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher = Searcher(
+        store,
+        gateway,
+        RetrievalConfig(decline_sigmas=settings.decline_sigmas),
+        instructions=settings.embed_instructions(),
+    )
     searcher.kept_out = CurrentExclusions(vault, index_options(settings)).keeps_out
     return QueryServices(settings, vault_root, index_dir, gateway, store, vault, searcher, chat_gateway)
 
@@ -215,6 +225,27 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         # how keyword text is cut and why, what share of the notes read are not English, and what to do
         "language": _language(active),
         "servers": servers(services),
+        "instructions": instructions_status(services.settings, active),
+    }
+
+
+def instructions_status(settings: Settings, active: IndexRecord | None) -> dict[str, Any]:
+    """The instructions the configured model is sent and where each comes from (its card, a setting,
+    none known), and whether the index's passages were embedded with another: then the next sync
+    builds the index anew."""
+    configured = settings.embed_instructions()
+    index = active
+    rebuild = index is not None and index.model == configured.model and index.document_prompt != configured.document
+    return {
+        "query": configured.query,
+        "query_from": configured.query_source,
+        "document": configured.document,
+        "document_from": configured.document_source,
+        "family": configured.family.name if configured.family else None,
+        "card": configured.family.card if configured.family else None,
+        "index_document": index.document_prompt if index is not None else None,
+        "rebuild": rebuild,
+        "text": describe(configured),
     }
 
 

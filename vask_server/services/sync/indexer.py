@@ -147,7 +147,7 @@ class Indexer:
         """The index of the configured embedding model, as a sync starts to build it (asks the model
         its dimension)."""
         dimension = await self.embedder.dimension()
-        return IndexRecord.building(self.embedder.model, dimension, self.options.keyword_terms)
+        return IndexRecord.building(self.embedder.model, dimension, self.options.keyword_terms, self.embedder.prompts)
 
     async def sync(
         self,
@@ -214,7 +214,14 @@ class Indexer:
     def _index_current(self, scan: VaultScan) -> bool:
         """Every note is exactly as the last complete sync of this model's index saw it."""
         meta = self.store.read_meta()
-        return index_is_current(self.store.index_dir, meta, self.embedder.model, self.options.fingerprint(), scan.notes)
+        return index_is_current(
+            self.store.index_dir,
+            meta,
+            self.embedder.model,
+            self.options.fingerprint(),
+            scan.notes,
+            self.embedder.prompts.document,
+        )
 
     async def _keyword_terms(
         self, excluder: Excluder, scan: VaultScan | None, *, current: bool, anew: bool
@@ -551,7 +558,7 @@ class Indexer:
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
-        read = active.with_language(language)
+        read = active.with_language(language).with_query_prompt(self.embedder.prompts.query)
         if read != active:  # (read anew: kept as read)
             meta.active = read
             remembered = True
