@@ -12,7 +12,10 @@ import pytest
 from vask_server.core.plan import SyncQueue, recent_first
 from vask_server.core.progress import SyncProgress, describe_eta
 from vask_server.core.question import Question
+from vask_server.mcp import calls as mcp_calls
+from vask_server.mcp.shapes import status_output
 from vask_server.services.context import index_status, open_services
+from vask_server.services.sync.freshness import measure
 
 DAY = 86400
 RARE = "quillwortian"
@@ -150,6 +153,11 @@ async def test_the_status_of_a_held_first_sync_counts_what_searches_find(fake_ol
             embedded = await store.tables(await indexer.target()).count_chunks()
             assert status["model"] is None and status["building"] is not None  # (not complete yet)
             assert (status["notes"], status["chunks"], status["keyword_only_notes"]) == (8, embedded, 142)
+            # the agents' door says the same (the MCP index_status tool)
+            told = await mcp_calls.status(services, await measure(settings, services.vault, store))
+            text, shaped = status_output(told)
+            assert (shaped.notes, shaped.keyword_only_notes) == (8, 142)
+            assert "142 more by keyword until they are embedded" in text
             assert embedded >= 8
             fake.released.set()
             await asyncio.wait_for(sync, 60)

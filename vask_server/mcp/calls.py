@@ -188,6 +188,7 @@ async def status(services: QueryServices, freshness: Freshness) -> dict[str, Any
         "notice": freshness.notice(),
         "notes": detail["notes"],
         "chunks": detail["chunks"],
+        "keyword_only_notes": detail["keyword_only_notes"],
         "model": detail["model"],
         "dimension": detail["dimension"],
         "configured_model": detail["configured_model"],
