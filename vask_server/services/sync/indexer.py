@@ -23,12 +23,15 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import UNDROPPED_TABLES, Store
 from vask_server.adapters.tables import IndexTables
-from vask_server.adapters.vault import FileStat, Vault, VaultScan
-from vask_server.core.exclude import Excluder
+from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
+from vask_server.core.exclude import Excluder, opted_out, opted_out_text
+from vask_server.core.filetypes import MARKDOWN, file_type
 from vask_server.core.keyword_choice import VaultLanguage
 from vask_server.core.links import LinkResolver
+from vask_server.core.parse import frontmatter_of
 from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
+from vask_server.errors import NotIndexed
 from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
 from vask_server.services.sync.batches import Pending, Present, embed_batch, write_pending
 from vask_server.services.sync.keyword_first import (
@@ -194,6 +197,7 @@ class Indexer:
         if run.terms_changed and not run.switching:
             await self._recut(run, stage)
         await self._plan(run)
+        await self._remove_opted_out(run)
         await self._embed_and_write(run, progress)
         await self._redo_linkers(run)
         await self._delete(run)
@@ -325,6 +329,41 @@ class Indexer:
         if run.large:
             paths_present, hashes_present = await run.tables.chunk_keys()
             run.present = Present(paths_present | set(run.manifest), hashes_present)
+
+    async def _remove_opted_out(self, run: _Run) -> None:
+        """Indexed notes whose file now opts out in its frontmatter (`vask: exclude`, written while no
+        server watched): their rows go before anything is embedded, which waits behind a pause or the
+        notes before them, so no search finds them meanwhile. Their own turn in the sync then finds
+        them opted out, as it would have."""
+        indexed = [path for path in run.plan.changed if path in run.manifest]
+        await self._delete_opted_out(run.tables, indexed)
+
+    async def remove_opted_out(self, paths: Collection[str]) -> None:
+        """What a paused sync cannot wait for: of these notes just changed, those the searched index
+        holds and that now opt out lose their rows at once (the sync of them waits for the resume)."""
+        try:
+            tables = self.store.tables(self.store.read_meta().searched())
+        except NotIndexed:
+            return
+        held = await tables.manifest(paths, with_links=False)
+        await self._delete_opted_out(tables, [path for path in paths if path in held])
+
+    async def _delete_opted_out(self, tables: IndexTables, indexed: list[str]) -> None:
+        indexed = [path for path in indexed if file_type(path) == MARKDOWN]
+        if not indexed:
+            return
+        max_bytes = self.options.max_note_bytes
+        opted = await asyncio.to_thread(lambda: [p for p in indexed if self._opts_out_now(p, max_bytes)])
+        if opted:
+            await tables.delete_notes(opted)
+            self._purge = True  # no kept version of the tables may hold them either (at a sync's end)
+
+    def _opts_out_now(self, path: str, max_bytes: int) -> bool:
+        try:
+            text, _ = self.vault.read_note(path, max_bytes)
+        except NoteUnreadable:
+            return False  # (its turn in the sync says why it cannot be read)
+        return opted_out(frontmatter_of(text)) or opted_out_text(text)
 
     async def _linkers_of(self, run: _Run, hidden: set[str], *, exclude: Collection[str] = ()) -> set[str]:
         """The rule for notes that link to a note now excluded or opted out: links to it resolve to
