@@ -193,7 +193,11 @@ async def index_once(
         embedder = LocalHashEmbedder(dimension)
     else:
         embedder = Embedder(
-            gateway, model, batch_size=settings.embed_batch_size, concurrency=settings.embed_concurrency
+            gateway,
+            model,
+            prompts=settings.embed_instructions().prompts,
+            batch_size=settings.embed_batch_size,
+            concurrency=settings.embed_concurrency,
         )
     store = await Store.open(index_dir)
     indexer = Indexer(Vault(vault), store, embedder, index_options(settings))
@@ -271,9 +275,10 @@ async def _direct_embed(
     texts: list[str], host: str, model: str, batch_size: int, concurrency: int, provider: str = "ollama"
 ) -> float:
     from vask_server.adapters.ollama import Embedder
+    from vask_server.core.embed_prompts import prompts_for
 
     gateway = _gateway(provider, host)
-    embedder = Embedder(gateway, model, batch_size=batch_size, concurrency=concurrency)
+    embedder = Embedder(gateway, model, prompts=prompts_for(model), batch_size=batch_size, concurrency=concurrency)
     await embedder.dimension()
     started = time.perf_counter()
     await embedder.embed(texts)

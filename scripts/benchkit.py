@@ -272,7 +272,10 @@ class InstantEmbedder:
     deterministic unit vector per text, made in-process (no HTTP, no model)."""
 
     def __init__(self, dimension: int = 384) -> None:
+        from vask_server.core.embed_prompts import EmbedPrompts
+
         self.model = "instant-embed"
+        self.prompts = EmbedPrompts()  # (no model: no instructions)
         self._dimension = dimension
         self.calls = 0
         self.inputs = 0

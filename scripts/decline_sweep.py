@@ -5,8 +5,8 @@ over every question set of sample_vault but the unseen one, as `vask eval` count
     uv run python scripts/decline_sweep.py --vault sample_vault --instruction 0.75,1,1.5,2
 
 `--instruction` puts mxbai-embed-large's query instruction before every question (and the calibration's
-probes) of a model that has none, such as the stand-in's all-minilm: what the default model's prefix
-does to the rule, measured with a model that can run here. It uses an index of its own (beside the
+probes) of a model that has none, such as the stand-in's all-minilm (as `--query-prefix`): what the default
+model's prefix does to the rule, measured with a model that can run here. It uses an index of its own (beside the
 vault's usual one), so the two calibrations are kept apart. Needs a running Ollama (or the stand-in)
 with the model of VASK_EMBED_MODEL. Eval only: nothing here is on the product's path.
 """
@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from vask_server.cli.command import main as vask
-from vask_server.core import embed_prompts
+from vask_server.core.embed_prompts import prompts_for
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every set the factor may be chosen on: the unseen set is left out, to judge the choice.
@@ -36,10 +36,9 @@ def main() -> None:
     parser.add_argument("--instruction", action="store_true", help="put a search instruction before questions")
     args = parser.parse_args()
     index_dir = args.index_dir / ("instruction" if args.instruction else "plain")
-    if args.instruction:
-        model = _model_base_name()
-        embed_prompts._KNOWN[model] = embed_prompts.EmbedPrompts(query=embed_prompts._SEARCH_INSTRUCTION)
-    _run(["index", "--vault", str(args.vault), "--index-dir", str(index_dir), "--quiet"])
+    # mxbai-embed-large's query instruction, as a setting (its card's for mxbai-embed-large itself)
+    instruction = ["--query-prefix", prompts_for("mxbai-embed-large").query] if args.instruction else []
+    _run(["index", "--vault", str(args.vault), "--index-dir", str(index_dir), "--quiet", *instruction])
     sets = [p for p in sorted((ROOT / "tests" / "eval").glob("questions*.jsonl")) if p.name != HELD_OUT]
     for sigma in args.sigmas.split(","):
         absent = absent_declined = answerable = answerable_declined = 0
@@ -48,7 +47,7 @@ def main() -> None:
                 _run(
                     [
                         *("eval", str(path), "--vault", str(args.vault), "--index-dir", str(index_dir), "--json"),
-                        *("--decline-sigmas", sigma, "--now", NOW),
+                        *("--decline-sigmas", sigma, "--now", NOW, *instruction),
                     ]
                 )
             )["reports"][0]["overall"]
@@ -61,12 +60,6 @@ def main() -> None:
             f"answerable declined {answerable_declined}/{answerable}",
             flush=True,
         )
-
-
-def _model_base_name() -> str:
-    import os
-
-    return os.environ.get("VASK_EMBED_MODEL", "mxbai-embed-large").rsplit("/", 1)[-1].split(":", 1)[0].lower()
 
 
 def _run(argv: list[str]) -> str:

@@ -42,7 +42,7 @@ async def link_folder(services: Services, folder: str) -> dict[str, Any]:
     notes = sorted(p for p in graph if p.startswith(prefix) and p.lower().endswith(f".{MARKDOWN}"))
     shown: list[tuple[str, str]] = []
     for note in notes:
-        for row in await related_notes(services.store, services.searcher.graphs, index, note, PANE_COUNT):
+        for row in await related_notes(services.searcher, index, note, PANE_COUNT):
             if not row["linked"]:
                 shown.append((note, row["path"]))
     linked: list[dict[str, Any]] = []
@@ -64,9 +64,7 @@ async def link_folder(services: Services, folder: str) -> dict[str, Any]:
     counted = [row for row in linked if row["target"] in graph.links_to(row["note"])]
     still_shown = still_linked = 0
     for note in sorted({row["note"] for row in linked}):
-        rows = {
-            r["path"]: r for r in await related_notes(services.store, services.searcher.graphs, index, note, PANE_COUNT)
-        }
+        rows = {r["path"]: r for r in await related_notes(services.searcher, index, note, PANE_COUNT)}
         for row in linked:
             if row["note"] == note and row["target"] in rows:
                 still_shown += 1

@@ -10,14 +10,18 @@ hand-written. tests/test_render_docs.py holds the checked-in docs to what this r
 What is generated:
 - docs/BENCHMARKS.md: `bench-all` (docs/bench/results.json, `scripts.bench all`), `bench-sizes`
   (docs/bench/sizes.json, through `scripts.bench_sizes.sizes_table`), `bench-first-hour`
-  (docs/bench/first-hour-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
+  (docs/bench/first-hour-before/after.json), `bench-first-hour-paragraph`
+  (docs/bench/first-hour-paragraph-*.json), `bench-related` (docs/bench/related*.json), `bench-overhead`
   (docs/bench/overhead-*.json).
 - docs/EVALUATION.md: `eval-results` and `eval-pooled` (docs/eval/<set>.json), `eval-time`
   (docs/eval/time.json), `eval-connections` (docs/eval/connections-*.json and their first runs), `eval-named`
   (docs/eval/named-*.json and their first runs),
   `eval-non-english` (docs/eval/non-english/blind-*.json), `eval-failures` (the failures listed in
-  the records of the sets never tuned on).
+  the records of the sets never tuned on), `eval-models` and `eval-models-more` (docs/eval/models/<model>/,
+  each embedding model's runs of every set).
 - docs/CLI.md: `cli`, every command's usage, help and arguments, from `vask_server.cli.command.build_parser()`.
+- docs/MODEL-SERVERS.md: `model-instructions`, the instructions each model family is sent, from
+  `vask_server.core.embed_prompts.FAMILIES`.
 
 Left hand-written, because no record of them is kept in the repository: in BENCHMARKS.md the
 responsiveness during a sync (its records were kept beside the vaults), search latency with time
@@ -229,7 +233,7 @@ def bench_first_hour() -> str:
         return f"{half['eta_seconds']} s told, {half['actual_rest_s']} s taken (ratio {half['ratio']})"
 
     rows = [
-        ["the 20 newest notes found by meaning", found(before), found(after), "within 60 s"],
+        ["the 20 newest notes found by their title, by meaning", found(before), found(after), "within 60 s"],
         [
             "a word only the oldest note holds",
             f"{before['rare_word_found_s']} s",
@@ -246,11 +250,66 @@ def bench_first_hour() -> str:
     )
     header = [
         "seconds from the server's start",
-        f"before (`{before['machine']['commit'].split()[0]}`"
-        + (" with uncommitted changes" if "uncommitted" in before["machine"]["commit"] else "")
-        + ": path order, keyword index at the end)",
-        f"now (`{after['machine']['commit']}`)",
+        f"before (`{before['machine']['commit'].split()[0]}` with this probe)",
+        f"now (`{after['machine']['commit'].split()[0]}`)",
         "aimed at",
+    ]
+    return intro + table(header, rows)
+
+
+def bench_first_hour_paragraph() -> str:
+    """Two runs before and after, each column one run: a paragraph of each newest note every 8 s."""
+    runs = {
+        side: [load(BENCH / f"first-hour-paragraph-{side}-{n}.json") for n in (1, 2)] for side in ("before", "after")
+    }
+
+    def both(side: str, what: Callable[[dict[str, Any]], str]) -> str:
+        return "; ".join(what(r) for r in runs[side])
+
+    def found(r: dict[str, Any]) -> str:
+        when = f"all by {r['recent_all_found_s']} s" if r["recent_all_found_s"] is not None else "not all"
+        return f"{r['recent_found']} of 20, {when} (median {r['recent_median_s']} s)"
+
+    def status_at_end(r: dict[str, Any]) -> str:
+        last = r["statuses"][-1]
+        keyword = last.get("keyword_only_notes")
+        also = f", {keyword:,} by keyword only" if keyword is not None else ""
+        return f"notes {last['notes']:,}, chunks {last['chunks']:,}{also} (done {last['done']:,})"
+
+    rows = [
+        ["the 20 newest notes found by a paragraph of their own", both("before", found), both("after", found)],
+        [
+            "... of them found within 60 s",
+            both("before", lambda r: str(r["found_by_60_s"])),
+            both("after", lambda r: str(r["found_by_60_s"])),
+        ],
+        [
+            "a word only an old note holds",
+            both("before", lambda r: f"{r['rare_word_found_s']} s"),
+            both("after", lambda r: f"{r['rare_word_found_s']} s"),
+        ],
+        [
+            "a search during the sync (median, longest)",
+            both("before", lambda r: f"{r['search_s']['median']}, {r['search_s']['max']} s"),
+            both("after", lambda r: f"{r['search_s']['median']}, {r['search_s']['max']} s"),
+        ],
+        [
+            "rounds of 21 searches in 150 s",
+            both("before", lambda r: str(len(r["rounds"]))),
+            both("after", lambda r: str(len(r["rounds"]))),
+        ],
+        ["`/v1/status` at the end", both("before", status_at_end), both("after", status_at_end)],
+    ]
+    after = runs["after"][0]
+    intro = made_by(
+        "uv run python -m scripts.bench_first_hour --probe paragraph --timeout 150",
+        f"`{after['model']}`",
+        "[bench/first-hour-paragraph-before-1.json, …-after-2.json](bench/)",
+    )
+    header = [
+        "after 150 s (two runs each)",
+        f"before (`{runs['before'][0]['machine']['commit'].split()[0]}` with this probe)",
+        f"now (`{after['machine']['commit'].split()[0]}`)",
     ]
     return intro + table(header, rows)
 
@@ -594,6 +653,142 @@ def eval_non_english() -> str:
     return intro + table(header, rows)
 
 
+# The two embedding models side by side: docs/eval/models/<model>/<set>.json, each run as `vask eval`
+# or the eval script runs it, on the same copy of each vault (file dates included).
+MODELS = EVAL / "models"
+MODEL_RUNS = (
+    ("all-minilm", "`all-minilm`"),
+    ("multilingual-e5-small-bare", "`multilingual-e5-small`, no instructions"),
+    ("multilingual-e5-small", "`multilingual-e5-small`, `query: ` / `passage: `"),
+)
+
+
+def model_record(model: str, name: str) -> dict[str, Any] | None:
+    path = MODELS / model / f"{name}.json"
+    return load(path) if path.exists() else None
+
+
+def model_overall(model: str, name: str, config: str = "hybrid") -> dict[str, Any] | None:
+    record = model_record(model, name)
+    if record is None:
+        return None
+    (found,) = [r for r in record["reports"] if r["config"] == config]
+    overall: dict[str, Any] = found["overall"]
+    return overall
+
+
+def model_figures(o: dict[str, Any] | None) -> str:
+    if o is None:
+        return "not measured"
+    declined = f", {o['absent_declined']}/{o['absent']} declined" if o["absent"] else ""
+    lost = f", {o['answerable_declined']} answerable declined" if "answerable_declined" in o else ""
+    return f"{o['hit@1']:.3f} / {o['hit@6']:.3f} / {o['mrr@10']:.3f}{declined}{lost}"
+
+
+def models_pooled(model: str, config: str) -> dict[str, Any] | None:
+    """Every sample_vault set of one model's runs pooled, as `eval-pooled` pools them."""
+    runs = [model_overall(model, name, config) for name in EVAL_SETS]
+    if not runs or any(o is None for o in runs):
+        return None
+    found = [o for o in runs if o is not None]
+    n = sum(o["count"] for o in found)
+    return {
+        **{key: sum(o[key] * o["count"] for o in found) / n for key in ("hit@1", "hit@6", "mrr@10")},
+        "absent": sum(o["absent"] for o in found),
+        "absent_declined": sum(o["absent_declined"] for o in found),
+        "answerable_declined": sum(o["answerable_declined"] for o in found),
+    }
+
+
+def eval_models() -> str:
+    """Every sample_vault set, then all of them pooled: hit@1 / hit@6 / MRR@10 and absent declined."""
+    rows: list[list[str]] = []
+    for name, (_, _, label) in EVAL_SETS.items():
+        figures = [model_overall(model, name) for model, _ in MODEL_RUNS]
+        count = next((o["count"] + o["absent"] for o in figures if o is not None), None)
+        rows.append([label, "–" if count is None else str(count), *(model_figures(o) for o in figures)])
+    pooled = [models_pooled(model, "hybrid") for model, _ in MODEL_RUNS]
+    rows.append(["**all, pooled**", "", *(f"**{model_figures(o)}**" for o in pooled)])
+    raw = [models_pooled(model, "hybrid-raw-cosines") for model, _ in MODEL_RUNS]
+    rows.append(["all, pooled, cosines as the model gives them (`hybrid-raw-cosines`)", "", *map(model_figures, raw)])
+    header = ["set", "questions", *(label for _, label in MODEL_RUNS)]
+    intro = made_by(
+        "uv run vask eval tests/eval/QUESTIONS.jsonl --vault COPY --index-dir IDX --embed-model MODEL "
+        "--configs hybrid,hybrid-raw-cosines --json",
+        "each column's, through the Ollama stand-in",
+        "[docs/eval/models/](eval/models/)`MODEL/<set>.json`",
+    )
+    return intro + table(header, rows)
+
+
+def eval_models_more() -> str:
+    """Connection and named-note sets, and the non-English ones, on each model."""
+
+    def connection(model: str, name: str) -> str:
+        record = model_record(model, name)
+        if record is None:
+            return "not measured"
+        s = record["summary"]
+        if "linked@10" in s:
+            return f"{s['linked@10']:.3f} / {s['unlinked@10']:.3f} / {s['connected@6']:.3f}"
+        return f"{s['expected@6 as read']:.3f}, {s['lost']} lost"
+
+    def non_english(model: str, name: str, kind: str) -> str:
+        record = model_record(model, name)
+        if record is None:
+            return "not measured"
+        (found,) = [r for r in record["reports"] if r["config"] == "hybrid"]
+        types = found["by_type"]
+        if kind == "absent":
+            a = types.get("absent")
+            return f"{a['absent_declined']}/{a['absent']} declined" if a else "–"
+        chosen = [v for k, v in types.items() if (k == "cross-language") == (kind == "English") and k != "absent"]
+        n = sum(v["count"] for v in chosen)
+        if not n:
+            return "–"
+        hit1, hit6 = (sum(v[key] * v["count"] for v in chosen) / n for key in ("hit@1", "hit@6"))
+        return f"{hit1:.3f} / {hit6:.3f} (n {n})"
+
+    rows = []
+    for name, label in (
+        ("connections-sample", "sample, connections"),
+        ("connections-sample-blind", "sample, connections, second set"),
+        ("connections-sample-phrasings", "sample, connections, phrasings"),
+        ("connections-hub", "hub, connections"),
+        ("connections-hub-blind", "hub, connections, second set"),
+        ("connections-hub-phrasings", "hub, connections, phrasings"),
+        ("named-notes-sample", "sample, named notes (expected@6)"),
+        ("named-phrases-sample", "sample, named phrases (expected@6)"),
+        ("named-notes-hub", "hub, named notes (expected@6)"),
+    ):
+        rows.append([label, *(connection(model, name) for model, _ in MODEL_RUNS)])
+    for name, label in (
+        ("zh-blind", "help, Chinese, blind"),
+        ("zh-english-blind", "help, Chinese, English questions (blind, then read)"),
+        ("zh-dev", "help, Chinese, tuning set"),
+        ("ja-blind", "help, Japanese, blind"),
+        ("ja-dev", "help, Japanese, tuning set"),
+        ("notes-zh-unseen", "notes (2,245), Chinese, unseen"),
+        ("notes-zh-tuned", "notes (2,245), Chinese, tuned on"),
+    ):
+        if all(model_record(model, name) is None for model, _ in MODEL_RUNS):
+            rows.append([label, *("not measured" for _ in MODEL_RUNS)])
+            continue
+        for kind in ("in the notes' language", "English", "absent"):
+            cells = [non_english(model, name, kind) for model, _ in MODEL_RUNS]
+            if all(c == "–" for c in cells):
+                continue
+            rows.append([f"{label}: {kind}", *cells])
+    header = ["set", *(label for _, label in MODEL_RUNS)]
+    intro = (
+        "Connections: linked@10 / unlinked@10 / connected@6 (`scripts/eval_connections.py`); named notes: "
+        "expected@6 as read and named notes lost (`scripts/eval_named.py`); other languages: hit@1 / hit@6 "
+        "of the questions in the notes' language and of those in English, and the absent ones declined. "
+        "Records: [docs/eval/models/](eval/models/).\n\n"
+    )
+    return intro + table(header, rows)
+
+
 def title(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[:-3] if name.endswith(".md") else name
@@ -612,6 +807,28 @@ def eval_failures() -> str:
     header = ["set", "id", "problem", "question", "expected"]
     tail = f"\n\nAbsent questions answered instead of declined: {', '.join(absent)} (each listed in its record)."
     return table(header, rows) + tail
+
+
+# -- docs/MODEL-SERVERS.md -------------------------------------------------------------------------
+
+
+def model_instructions() -> str:
+    """The instructions vask sends each model family, from its table (core/embed_prompts.py)."""
+    from vask_server.core.embed_prompts import FAMILIES
+
+    def shown(prompt: str) -> str:
+        return "none" if not prompt else "`" + cell(prompt.replace("\n", "\\n")) + "`"
+
+    rows = [
+        [
+            ", ".join(f"`{name}`" for name in family.examples),
+            shown(family.prompts.query),
+            shown(family.prompts.document),
+            f"[card]({family.card})",
+        ]
+        for family in FAMILIES
+    ]
+    return table(["models (as servers name them)", "before a question", "before a passage", "from"], rows)
 
 
 # -- docs/CLI.md -----------------------------------------------------------------------------------
@@ -665,6 +882,7 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
         "bench-sizes": bench_sizes,
         "bench-sizes-1024": bench_sizes_1024,
         "bench-first-hour": bench_first_hour,
+        "bench-first-hour-paragraph": bench_first_hour_paragraph,
         "bench-related": bench_related,
         "bench-overhead": bench_overhead,
     },
@@ -675,9 +893,12 @@ RENDERERS: dict[Path, dict[str, Callable[[], str]]] = {
         "eval-connections": eval_connections,
         "eval-named": eval_named,
         "eval-non-english": eval_non_english,
+        "eval-models": eval_models,
+        "eval-models-more": eval_models_more,
         "eval-failures": eval_failures,
     },
     DOCS / "CLI.md": {"cli": cli},
+    DOCS / "MODEL-SERVERS.md": {"model-instructions": model_instructions},
 }
 
 

@@ -128,7 +128,7 @@ def settings_for(fake_ollama: RunningFake, tmp_path: Path):  # type: ignore[no-u
 def cli_env(monkeypatch: pytest.MonkeyPatch, fake_ollama: RunningFake, tmp_path: Path) -> Path:
     """Environment for running `vask` in-process against the fake; returns the index folder."""
     index_dir = tmp_path / "index"
-    for name in ("VASK_VAULT", "VASK_TOP_K", "VASK_MIN_SIMILARITY"):
+    for name in ("VASK_VAULT", "VASK_TOP_K", "VASK_MIN_SIMILARITY", "VASK_QUERY_PREFIX", "VASK_DOCUMENT_PREFIX"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     monkeypatch.setenv("VASK_EMBED_MODEL", EMBED_MODEL)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
+from vask_server.adapters.calibration import CALIBRATION_FILE
 from vask_server.adapters.meta import IndexRecord
 from vask_server.core.cjk import (
     CJK,
@@ -108,8 +110,19 @@ def test_exact_match_helpers_read_cjk_by_pairs_and_find_english_words_inside_chi
         ("snowflake-arctic-embed:335m", True),
         ("bge-m3", False),
         ("bge-m3:567m", False),
-        ("jeffh/intfloat-multilingual-e5-large:f16", None),
+        ("jeffh/intfloat-multilingual-e5-large:f16", False),
         ("multilingual-e5-large", False),
+        ("intfloat/multilingual-e5-small", False),
+        ("text-embedding-multilingual-e5-large-instruct", False),
+        ("e5-base-v2", True),
+        ("Snowflake/snowflake-arctic-embed-l-v2.0", False),
+        ("Snowflake/snowflake-arctic-embed-m-v1.5", True),
+        ("BAAI/bge-large-zh-v1.5", False),
+        ("BAAI/bge-small-en-v1.5", True),
+        ("ibm-granite/granite-embedding-278m-multilingual", False),
+        ("nomic-embed-text-v2-moe", False),
+        ("qwen3-embedding:0.6b", False),
+        ("embeddinggemma", False),
         ("paraphrase-multilingual", False),
         ("snowflake-arctic-embed2", False),
         ("granite-embedding:278m", False),
@@ -481,3 +494,117 @@ def test_brackets_around_nothing_name_no_note() -> None:
 
     question = "ほかのノートで名前は書いてあるのに [[ ]] で囲まれていない箇所"
     assert find_mentions(question)[0] == [] and find_connection("what relates to [[ ]]?") is None
+
+
+async def test_a_model_that_reads_chinese_is_not_held_to_the_keyword_rule(fake_ollama, tmp_path, settings_for):
+    """The rule for a Chinese or Japanese question over an English-only model (ranked by keywords alone,
+    declined when it names something no note holds) does not fire for a model that reads the language:
+    its cosines are evidence, for Chinese questions and for passages in Chinese alike."""
+    question = "扫描老照片以后用 Darktable 怎么整理？"  # (the album project's own words, a tool no note names)
+    for model, declined in (("all-minilm", True), ("multilingual-e5-small", False)):
+        fake_ollama.fake.embed_models[model] = 32
+        (tmp_path / model).mkdir()
+        vault = _cjk_vault(tmp_path / model)
+        async with open_services(
+            settings_for(vault, embed_model=model, index_dir=tmp_path / model / "idx")
+        ) as services:
+            await services.indexer.sync()
+            asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            found = await services.searcher.search_question(asked)
+            assert found.declined is declined, model
+            if not declined:
+                assert found.hits[0].path == "家庭相册数字化.md"
+
+
+async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_questions_in_another_language(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """A model that reads Chinese puts an English question and a Chinese passage further apart than two
+    texts in one language, related or not: held to the line measured on Chinese passages, every English
+    question about them was declined. The calibration of such an index also measures everyday English
+    topics against its Chinese passages (core/across.py). In a vault mostly in English an English
+    question is held to that line when its closest passage is Chinese; in one mostly in Chinese every
+    English question is. A Chinese question keeps the vault's own line."""
+    from vask_server.core.across import ACROSS_PROBES
+
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(SAMPLE_VAULT / "01 Projects" / "家庭相册数字化.md", mixed / "家庭相册数字化.md")
+    for name, text in (
+        ("Sourdough", "Feed the starter the night before."),
+        ("Running", "Easy runs on Monday, a long run on Sunday."),
+        ("Garden", "Water the tomatoes in the evening."),
+        ("Books", "Reading list for the winter."),
+    ):
+        (mixed / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+    english = "Which Lightroom folders hold the album scans?"  # closest: the Chinese note, not all of it
+    near_english = "When do I feed the sourdough starter, and with which flour?"  # closest: an English note
+    for vault, near_english_line in ((mixed, 2.15), (_cjk_vault(tmp_path), -0.85)):
+        settings = settings_for(
+            vault, embed_model="multilingual-e5-small", index_dir=vault.parent / f"idx-{vault.name}"
+        )
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            assert services.searcher.active().keyword_terms == CJK
+            fake_ollama.fake.reset_counters()
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert calibration.across_mean is not None and calibration.across_std is not None
+            assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
+            # the vault's own line far above anything, the other language's at the bottom: which one a
+            # question is held to decides whether it is declined
+            measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
+            monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+
+            async def line(question: str) -> tuple[float | None, bool]:
+                asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+                found = await services.searcher.search_question(asked)
+                return found.evidence_threshold, found.declined
+
+            assert await line(english) == (pytest.approx(-0.85), False), vault.name
+            assert (await line(near_english))[0] == pytest.approx(near_english_line), vault.name
+            chinese = "扫描仪借的是谁的，分辨率设多少？"
+            assert (await line(chinese))[0] == pytest.approx(2.15)  # a Chinese question: the vault's own line
+            none_measured = _returning(replace(measured, across_mean=None))
+            monkeypatch.setattr(services.searcher.calibrator, "for_index", none_measured)
+            assert await line(english) == (pytest.approx(2.15), True)  # (the vault's own line, as before)
+
+
+async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(
+    fake_ollama, tmp_path, settings_for
+):
+    """Only an index of notes in Chinese or Japanese, of a model that reads them, measures it; one
+    such calibration kept by a vask before (without it) is measured again."""
+    fake_ollama.fake.embed_models["all-minilm"] = 32
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    for folder in ("a", "b", "en"):
+        (tmp_path / folder).mkdir()
+    cases = (("all-minilm", _cjk_vault(tmp_path / "a")), ("multilingual-e5-small", tmp_path / "en"))
+    (tmp_path / "en" / "Sourdough.md").write_text("# Sourdough\n\nFeed the starter the night before.\n")
+    (tmp_path / "en" / "Running.md").write_text("# Running\n\nEasy runs on Monday, a long run on Sunday.\n")
+    for model, vault in cases:
+        settings = settings_for(vault, embed_model=model, index_dir=tmp_path / f"idx-{model}")
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            assert calibration.kind == "questions", model
+            assert calibration.across_mean is None and calibration.across_std is None, model
+    reads = settings_for(_cjk_vault(tmp_path / "b"), embed_model="multilingual-e5-small", index_dir=tmp_path / "idx-b")
+    async with open_services(reads) as services:
+        await services.indexer.sync()
+        measured = await services.searcher.calibrator.for_index(services.searcher.active())
+    kept = json.loads((tmp_path / "idx-b" / CALIBRATION_FILE).read_text("utf-8"))
+    assert kept["across_mean"] == measured.across_mean is not None
+    kept.pop("across_mean"), kept.pop("across_std")
+    (tmp_path / "idx-b" / CALIBRATION_FILE).write_text(json.dumps(kept), "utf-8")
+    fake_ollama.fake.reset_counters()
+    async with open_services(reads) as services:
+        again = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert again == measured and fake_ollama.fake.embed_calls >= 1  # (measured, not read)
+
+
+def _returning(calibration):  # type: ignore[no-untyped-def]
+    async def for_index(index):  # type: ignore[no-untyped-def]
+        return calibration
+
+    return for_index

@@ -186,11 +186,13 @@ def test_eval_runs_configurations_side_by_side(cli_env, vault, capsys, tmp_path)
         "vector",
         "hybrid",
         "hybrid-depth10",
+        "hybrid-raw-cosines",
         "hybrid-rrf",
         "hybrid+graph",
         "hybrid-question-decline",
     ]
     assert reports["baseline"]["settings"]["seed_index"] is True
+    assert reports["hybrid-raw-cosines"]["settings"]["retrieval"]["cosines"] == "raw"
     # what `vask ask` does: the user's top-k, two passages of a note at most; depth10 is labelled apart
     assert reports["hybrid"]["settings"]["top_k"] == 6 and reports["hybrid"]["settings"]["retrieval"]["per_note"] == 2
     assert reports["hybrid-depth10"]["settings"]["top_k"] == 10

@@ -42,6 +42,7 @@ def test_all_is_well_once_indexed_and_each_check_says_what_it_found(cli_env, vau
         "Ollama (embeddings and answers)": "ok",
         "embedding model": "ok",
         "chat model": "ok",
+        "instructions": "info",  # (fake-embed is no model vask knows: it says which settings give it some)
         "vault": "ok",
         "index": "ok",
         "language": "ok",
@@ -153,3 +154,40 @@ def test_a_note_that_opted_out_is_not_counted_as_behind(cli_env, vault, capsys):
     (vault / "Inbox note.md").write_text("# New\n\nA new thought.\n")
     code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
     assert code == 0 and checks["index"]["level"] == "warn" and "1 note changed since" in checks["index"]["detail"]
+
+
+def test_the_instructions_in_use_and_where_they_come_from(cli_env, vault, capsys, monkeypatch, fake_ollama):
+    """A model vask knows gets its card's instructions; a setting overrides them; a model vask does not
+    know gets none, and doctor says which settings give it some. An index whose passages were embedded
+    with another instruction than the configured one is behind: `vask index` builds it anew."""
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 96
+    monkeypatch.setenv("VASK_EMBED_MODEL", "multilingual-e5-small")
+    assert main(["index", "--vault", str(vault), "--quiet"]) == 0
+    capsys.readouterr()
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
+    assert code == 0 and checks["instructions"]["level"] == "ok"
+    assert checks["instructions"]["detail"] == (
+        "questions 'query: ', passages 'passage: ' (multilingual-e5-small's card)"
+    )
+    assert checks["index"]["level"] == "ok"
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()), "--query-prefix", "Find: ")
+    assert checks["instructions"]["detail"] == "questions 'Find: ' (VASK_QUERY_PREFIX), passages 'passage: ' (its card)"
+    assert checks["index"]["level"] == "ok"  # (a query instruction embeds nothing again)
+    monkeypatch.setenv("VASK_DOCUMENT_PREFIX", "none")
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
+    assert code == 0 and checks["index"]["level"] == "warn"
+    assert checks["index"]["detail"] == (
+        "its passages were embedded with the instruction 'passage: ', not the configured none"
+    )
+    assert "`vask index` builds it anew" in checks["index"]["fix"]
+    # `vask status` says the same
+    assert main(["status", "--vault", str(vault)]) == 0
+    out = capsys.readouterr().out
+    assert "instructions: questions 'query: ' (its card), passages none (VASK_DOCUMENT_PREFIX)" in out
+    assert "`vask index` builds it anew" in out
+    monkeypatch.delenv("VASK_DOCUMENT_PREFIX")
+    monkeypatch.setenv("VASK_EMBED_MODEL", "fake-embed")
+    code, checks = doctor(capsys, "--vault", str(vault), "--port", str(free_port()))
+    assert checks["instructions"]["level"] == "info"
+    assert checks["instructions"]["detail"] == "none (fake-embed is not a model vask knows)"
+    assert "VASK_QUERY_PREFIX" in checks["instructions"]["fix"]

@@ -162,6 +162,35 @@ async def test_a_rule_added_while_the_server_was_stopped_holds_before_the_sync_r
         assert "related" not in seeded and "Therapy" not in json.dumps(seeded["error"]["hint"])
 
 
+async def test_a_note_that_opts_out_while_indexing_is_paused_is_found_no_more(fake_ollama, vault, settings_for):
+    """`vask: exclude` written into a note while no server ran, indexing paused (kept over the restart):
+    the restart's sync waits on the pause, and yet the note's rows are gone at once, before anything
+    is embedded; the same for a note that opts out while the paused server watches."""
+    _write_private_notes(vault)
+    settings = settings_for(vault)
+    async with running_app(settings) as api:
+        assert (await api.post("/v1/index/pause")).status == 200
+    therapy = vault / "Private/Therapy.md"
+    therapy.write_text("---\nvask: exclude\n---\n" + therapy.read_text("utf-8"), "utf-8")
+    async with running_app(settings, watch=True, wait=False) as api:
+        for _ in range(100):  # (the restart's sync plans, then waits on the pause)
+            found = await api.search("zqxtherapyword", top_k=5, min_similarity=0.0)
+            if "Private/Therapy.md" not in {h["path"] for h in found["hits"]}:
+                break
+            await asyncio.sleep(0.1)
+        assert "Private/Therapy.md" not in {h["path"] for h in found["hits"]}
+        assert (await (await api.get("/v1/status")).json())["paused"] is True
+        salary = vault / "Journal/Salary talk.md"
+        salary.write_text("---\nVask: private\n---\n" + salary.read_text("utf-8"), "utf-8")
+        for _ in range(100):  # (the watcher's sync of the edited note, paused as well)
+            found = await api.search("zqxsalaryword", top_k=5, min_similarity=0.0)
+            if "Journal/Salary talk.md" not in {h["path"] for h in found["hits"]}:
+                break
+            await asyncio.sleep(0.1)
+        assert "Journal/Salary talk.md" not in {h["path"] for h in found["hits"]}
+        assert (await (await api.get("/v1/status")).json())["paused"] is True
+
+
 async def test_a_note_that_opts_out_and_that_the_parser_chokes_on_is_logged_only_as_a_count(
     fake_ollama, vault, settings_for, caplog, monkeypatch
 ):

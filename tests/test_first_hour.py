@@ -12,7 +12,10 @@ import pytest
 from vask_server.core.plan import SyncQueue, recent_first
 from vask_server.core.progress import SyncProgress, describe_eta
 from vask_server.core.question import Question
-from vask_server.services.context import open_services
+from vask_server.mcp import calls as mcp_calls
+from vask_server.mcp.shapes import status_output
+from vask_server.services.context import index_status, open_services
+from vask_server.services.sync.freshness import measure
 
 DAY = 86400
 RARE = "quillwortian"
@@ -122,6 +125,75 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
             assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
             rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
             assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
+    finally:
+        fake.released.set()
+        fake.hold_from_call = None
+
+
+async def test_the_status_of_a_held_first_sync_counts_what_searches_find(fake_ollama, tmp_path, settings_for) -> None:
+    """Mid-way through a first sync the status says what is searchable: the notes embedded so far (and
+    their chunks), and the others, found by keyword until they are embedded; not 0 notes, 0 chunks."""
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    fake = fake_ollama.fake
+    fake.hold_from_call = 2  # the first batch (8 notes) is embedded; the sync then waits
+    settings = settings_for(vault, embed_batch_size=64)
+    try:
+        async with open_services(settings) as services:
+            indexer, store = services.indexer, services.store
+            indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
+            sync = asyncio.create_task(indexer.sync())
+
+            async def keyword_table_ready() -> bool:
+                building = store.read_meta().building
+                return building is not None and store.tables(building).text_ready()
+
+            await _until(keyword_table_ready)
+            status = await index_status(services, check=True)
+            embedded = await store.tables(await indexer.target()).count_chunks()
+            assert status["model"] is None and status["building"] is not None  # (not complete yet)
+            assert (status["notes"], status["chunks"], status["keyword_only_notes"]) == (8, embedded, 142)
+            # the agents' door says the same (the MCP index_status tool)
+            told = await mcp_calls.status(services, await measure(settings, services.vault, store))
+            text, shaped = status_output(told)
+            assert (shaped.notes, shaped.keyword_only_notes) == (8, 142)
+            assert "142 more by keyword until they are embedded" in text
+            assert embedded >= 8
+            fake.released.set()
+            await asyncio.wait_for(sync, 60)
+            status = await index_status(services)
+            assert (status["notes"], status["keyword_only_notes"]) == (150, 0) and status["model"]
+    finally:
+        fake.released.set()
+        fake.hold_from_call = None
+
+
+async def test_a_first_syncs_batches_grow_from_the_first_and_each_is_written_at_once(
+    fake_ollama, tmp_path, settings_for
+) -> None:
+    """After the first 8 notes come 16, each batch written as soon as it is embedded: the 24 newest
+    notes are searchable by meaning while the third batch waits for the model (with a whole batch of 64
+    second, the 9th newest waited for all of it)."""
+    vault = tmp_path / "vault"
+    paths = make_vault(vault)
+    fake = fake_ollama.fake
+    fake.hold_from_call = 3  # (one call a batch at this batch size: the third batch waits)
+    settings = settings_for(vault, embed_batch_size=64)
+    try:
+        async with open_services(settings) as services:
+            indexer, store = services.indexer, services.store
+            indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
+            sync = asyncio.create_task(indexer.sync())
+            tables = store.tables(await indexer.target())
+
+            async def second_batch_written() -> bool:
+                return len(await tables.chunk_paths()) >= 24
+
+            await _until(second_batch_written)
+            assert await tables.chunk_paths() == set(paths[:24])
+            assert (await index_status(services))["notes"] == 24
+            fake.released.set()
+            assert (await asyncio.wait_for(sync, 60)).changed == 150
     finally:
         fake.released.set()
         fake.hold_from_call = None

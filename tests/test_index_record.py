@@ -88,6 +88,8 @@ def test_a_record_written_now_reads_as_the_vask_before_read_it(tmp_path: Path) -
         "dimension": 1024,
         "suffix": "bge_m3_1024_f16_d1_p1_h1",
         "keyword_terms": "cjk",
+        "document_prompt": "",  # (the instructions it is embedded with: bge-m3's card gives none)
+        "query_prompt": "",
     }
     language = VaultLanguage(KeywordChoice("cjk", "auto", 40, 12), 0.5)
     done = record.with_language(language)

@@ -16,6 +16,7 @@ from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.sql import sql_string
 from vask_server.adapters.store import Store
 from vask_server.core.cjk import keyword_text
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.services.query import connections
 from vask_server.services.query.ranking_variants import RankingVariant
 from vask_server.services.query.search import Searcher
@@ -94,12 +95,15 @@ async def test_an_added_link_is_related_after_the_sync_even_within_the_same_seco
         assert (await api.get("/v1/related", params={"path": LINKER})).status == 404
 
 
-async def _related_from_the_manifest(store: Store, index: IndexRecord, path: str, top_k: int) -> list[dict[str, Any]]:
+async def _related_from_the_manifest(
+    store: Store, index: IndexRecord, path: str, top_k: int, scale: CosineScale = IDENTITY
+) -> list[dict[str, Any]]:
     """/v1/related recomputed from the rows themselves and every note's manifest links. The candidates
     are the passages the product looks at (the 60 closest to the note's passages' mean, exact here;
     the title's 30 best keyword matches; every passage of a linked note neither reached); each other
     note scores its candidate passage closest to any of the note's passages, blended with its closeness
-    to the note as a whole, plus the title's keyword share, + 0.15 when the two are linked."""
+    to the note as a whole (cosines on the scale of `scale`), plus the title's keyword share, + 0.15 when
+    the two are linked."""
     tables = store.tables(index)
     manifest = await tables.manifest()
     record = manifest[path]
@@ -139,7 +143,7 @@ async def _related_from_the_manifest(store: Store, index: IndexRecord, path: str
     scores: dict[str, float] = {}
     for i, other in enumerate(paths):
         if ids[i] in candidates and whole is not None:
-            closeness = share * float((own @ vectors[i]).max()) + (1 - share) * float(vectors[i] @ whole)
+            closeness = share * scale(float((own @ vectors[i]).max())) + (1 - share) * scale(float(vectors[i] @ whole))
             closeness += connections.TITLE_WEIGHT * named.get(ids[i], 0.0)
             scores[other] = max(scores.get(other, -1.0), closeness)
     for other in outgoing | incoming:
@@ -186,4 +190,9 @@ async def test_related_and_the_graph_are_what_the_manifest_says_on_sample_vault(
         assert len(manifest) > 50
         for path in sorted(manifest):
             shown = [{k: r[k] for k in ("path", "title", "score", "reason")} for r in await _related(api, path)]
-            assert shown == await _related_from_the_manifest(services.store, index, path, 10), path
+            expected = await _related_from_the_manifest(
+                services.store, index, path, 10, await searcher.cosine_scale(index)
+            )
+            # (the same figures, up to the last digit shown: float32 in the product, float64 here)
+            assert [{**r, "score": None} for r in shown] == [{**r, "score": None} for r in expected], path
+            assert [r["score"] for r in shown] == pytest.approx([r["score"] for r in expected], abs=2e-4), path

@@ -337,3 +337,23 @@ def test_a_whole_word_is_one_no_letter_or_digit_of_a_spaced_script_touches(passa
     from vask_server.core.retrieve import holds_whole_word
 
     assert holds_whole_word(passage, word) is held
+
+
+def test_a_passage_not_embedded_yet_ranks_by_its_words_not_below_every_embedded_one():
+    """During a first sync a passage found by keyword only has no cosine yet. Counted as 0 it ranked
+    below loose matches of notes embedded before it, though it holds the question's very words; it is
+    presumed as close as the closest keyword match that has a cosine, in its share of the best BM25."""
+    question = "Careful notes on basil soil compost and the watering routine of early spring mornings"
+    own = dict(row("own", "Own.md", 60.0), text=question, keyword_only=True)
+    embedded_match = dict(row("k", "K.md", 45.0), similarity=0.30, text="basil soil")  # (not a standout: 60 < 1.5 x 45)
+    faint = dict(row("f", "F.md", 15.0), keyword_only=True, text="basil")
+    vector = [row("v1", "V1.md", 0.36), row("v2", "V2.md", 0.34), row("v3", "V3.md", 0.33)]
+    ranked = fuse_convex(vector, [own, embedded_match, faint], query=question, alpha=0.9)
+    order = [r.row["id"] for r in ranked]
+    assert order[0] == "own"  # (counted as 0: 0.1 x (1 + 1) = 0.2, below each embedded passage's 0.9 x ~0.35)
+    assert abs(ranked[0].fused - (0.9 * 0.30 + 0.1 * 2.0)) < 1e-9 and ranked[0].similarity is None
+    # a weak keyword match not embedded yet stays below the embedded passages close in meaning
+    assert order.index("f") > order.index("v3")
+    # nothing embedded at all yet (the first seconds): ordered by keywords alone
+    alone = fuse_convex([], [own, dict(faint, score=30.0)], query=question, alpha=0.9)
+    assert [r.row["id"] for r in alone] == ["own", "f"]

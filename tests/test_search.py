@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from tests.fake_ollama import embed_text
-from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
 from vask_server.services.query.ranking import RetrievalConfig
@@ -92,12 +91,6 @@ async def test_models_that_expect_instructions_get_them(fake_ollama, small_vault
             services.searcher.active().suffix.startswith("nomic_embed_text_96_")
             and mxbai_suffix == "mxbai_embed_large_latest_96_f16_d1_p1_h1"
         )
-
-
-def test_instructions_are_matched_by_base_model_name():
-    assert prompts_for("someone/nomic-embed-text:v1.5").document == "search_document: "
-    assert prompts_for("MXBAI-EMBED-LARGE:335m").query.startswith("Represent this sentence")
-    assert prompts_for("all-minilm") == EmbedPrompts() and prompts_for("mxbai-embed-large").document == ""
 
 
 async def test_a_quoted_term_found_in_the_notes_is_never_declined(fake_ollama, small_vault, settings_for):
@@ -189,6 +182,67 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         count_reads(services)
         await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
         assert reads == ["rows"]
+
+
+async def test_the_calibration_does_not_depend_on_where_rows_sit_in_the_table(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """The same notes give the same decline line whatever order the table returns their rows in (a
+    compaction, a rebuild or another sync order moves them): the sample is chosen by hashes of ids
+    and paths, not by row position."""
+    import pyarrow as pa
+
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+
+    settings = settings_for(small_vault)
+    measured = []
+    for order in ("as stored", "reversed", "shuffled"):
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            (services.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+            tables = services.store.tables(services.searcher.active())
+            real = tables.all_chunk_rows
+
+            async def reordered(*args, order=order, real=real, **kwargs):
+                rows = await real(*args, **kwargs)
+                if order == "as stored":
+                    return rows
+                positions = list(range(rows.num_rows))[::-1]
+                if order == "shuffled":
+                    positions = positions[1::2] + positions[::2]
+                return rows.take(pa.array(positions))
+
+            monkeypatch.setattr(tables, "all_chunk_rows", reordered)
+            calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+            measured.append((calibration.notes, calibration.pair_mean, calibration.pair_std))
+    assert measured[0][0] == 3 and measured[1] == measured[0] and measured[2] == measured[0]
+
+
+def test_the_calibration_sample_is_one_passage_a_note_chosen_by_hashes():
+    """One passage a note, the same for any row order; an edit of one note changes only its pick;
+    of more notes than the sample holds, the same notes are kept whatever the order."""
+    import hashlib
+    import random
+
+    import pyarrow as pa
+
+    from vask_server.services.query.calibrator import _BACKGROUND_SAMPLE, calibration_sample
+
+    def chunk_id(n: int, k: int) -> str:  # (as the index's: a hash of the note's path and text)
+        return hashlib.sha256(f"{n}/{k}".encode()).hexdigest()[:32]
+
+    rows = [(f"note {n}.md", chunk_id(n, k)) for n in range(700) for k in range(n % 5 + 1)]
+    ids, notes = calibration_sample(pa.table({"id": [i for _, i in rows], "path": [p for p, _ in rows]}))
+    assert notes == 700 and len(ids) == _BACKGROUND_SAMPLE == len(set(ids)) and ids == sorted(ids)
+    by_path = dict((i, p) for p, i in rows)
+    assert len({by_path[i] for i in ids}) == len(ids)  # (one passage a note)
+    for seed in range(3):
+        shuffled = random.Random(seed).sample(rows, len(rows))
+        table = pa.table({"id": [i for _, i in shuffled], "path": [p for p, _ in shuffled]})
+        assert calibration_sample(table) == (ids, notes)
+    edited = [(p, "0" * 32 if p == by_path[ids[-1]] and i == ids[-1] else i) for p, i in rows]
+    again, _ = calibration_sample(pa.table({"id": [i for _, i in edited], "path": [p for p, _ in edited]}))
+    assert set(again) ^ set(ids) == {ids[-1], "0" * 32}
 
 
 async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_that_one_measurement(

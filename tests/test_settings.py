@@ -91,6 +91,8 @@ BAD_VALUES = {
     "pdf_timeout": ["0", "-1"],
     "keyword_tokenizer": ["chinese", "ngram"],
     "pull_registries": ["hf.co,https://hf.co", "registry example"],
+    "query_prefix": ["x" * 1001, "query:\r"],
+    "document_prefix": ["passage:\r\n", "y" * 2000],
 }
 
 

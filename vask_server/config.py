@@ -189,6 +189,19 @@ def _gitignore_patterns(patterns: tuple[str, ...]) -> str | None:
     return None
 
 
+_PREFIX_CHARS = 1000  # an instruction is a line or two; more is a value pasted by mistake
+
+
+def _instruction(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if len(value) > _PREFIX_CHARS:
+        return f"must be at most {_PREFIX_CHARS} characters"
+    if any(char in value for char in "\r\0"):
+        return "must not hold a carriage return or a NUL character"
+    return None
+
+
 _RULES: dict[str, Rule] = {
     "provider": _one_of(PROVIDERS),
     "chat_provider": _one_of(("", *PROVIDERS)),
@@ -204,6 +217,8 @@ _RULES: dict[str, Rule] = {
     "pull_registries": _host_names,
     "embed_model": _model_name,
     "chat_model": _model_name,
+    "query_prefix": _instruction,
+    "document_prefix": _instruction,
     "chat_context": _at_least(2048),
     "top_k": _at_least(1),
     "min_similarity": _between(0, 1),

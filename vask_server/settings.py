@@ -20,6 +20,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from vask_server.core.embed_prompts import Instructions, instructions_for
 from vask_server.core.exclude import split_globs
 from vask_server.core.time.dates import DEFAULT_DATE_KEYS
 from vask_server.errors import ConfigError
@@ -39,6 +40,9 @@ class Settings:
     chat_base_url: str = ""
     chat_api_key: str = field(default="", repr=False)
     embed_model: str = "mxbai-embed-large"
+    # The instructions put before questions and passages: None, the model's card's (core/embed_prompts.py)
+    query_prefix: str | None = None
+    document_prefix: str | None = None
     chat_model: str = "qwen2.5:14b"
     chat_context: int = 8192
     top_k: int = 6
@@ -78,6 +82,10 @@ class Settings:
         provider = self.chat_provider or self.provider
         default = self.ollama_host if provider == "ollama" else self.openai_base_url
         return provider, self.chat_base_url or default
+
+    def embed_instructions(self) -> Instructions:
+        """What the embedding model is sent before questions and passages, and where it comes from."""
+        return instructions_for(self.embed_model, self.query_prefix, self.document_prefix)
 
     def embed_access(self) -> ServerAccess:
         """The embeddings' server with what it is sent: VASK_OPENAI_API_KEY or VASK_OLLAMA_HEADERS,
@@ -221,6 +229,12 @@ def _float(value: str) -> float:
         raise ValueError("expected a number") from None
 
 
+def _prefix(value: str) -> str | None:
+    """Kept as written, a trailing space included (most instructions end with one); the two characters
+    \\n stand for a line break (Qwen3-Embedding's has one). Empty: unset."""
+    return value.replace("\\n", "\n") or None
+
+
 def _list(value: str) -> tuple[str, ...]:
     """Comma-separated, as in the environment; a repeated flag arrives joined the same way."""
     return split_globs([value])
@@ -321,6 +335,23 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "--embed-model",
         _text,
         "Ollama embedding model. Changing it builds a separate index beside the old one.",
+    ),
+    SettingSpec(
+        "query_prefix",
+        "VASK_QUERY_PREFIX",
+        "--query-prefix",
+        _prefix,
+        "Instruction put before every question the embedding model embeds, exactly as written (a trailing "
+        "space counts; \\n is a line break); `none` for none. Unset: the one the model's card gives, for the "
+        "models vask knows (`vask doctor` says which). A change applies at once: nothing is embedded again.",
+    ),
+    SettingSpec(
+        "document_prefix",
+        "VASK_DOCUMENT_PREFIX",
+        "--document-prefix",
+        _prefix,
+        "Instruction put before every passage the embedding model embeds, as VASK_QUERY_PREFIX is. A change "
+        "builds a separate index beside the old one (the vectors change), used once it is complete.",
     ),
     SettingSpec("chat_model", "VASK_CHAT_MODEL", "--chat-model", _text, "Ollama chat model that writes answers."),
     SettingSpec(

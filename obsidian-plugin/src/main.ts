@@ -11,7 +11,7 @@ import { describeError, type ErrorContext } from './lib/errors';
 import { HistoryStore } from './lib/historyStore';
 import { isIndexedPath, isMarkdownPath } from './lib/paths';
 import { secretStoreOf, type TokenHome } from './lib/secrets';
-import { DEFAULT_SETTINGS, type DeviceSettings, type VaskSettings } from './lib/settings';
+import { DEFAULT_SETTINGS, serveArgs, type DeviceSettings, type VaskSettings } from './lib/settings';
 import { SettingsStore } from './lib/settingsStore';
 import { LocalServerControl } from './lib/localServerControl';
 import { localSystem } from './desktop/localServer';
@@ -240,9 +240,11 @@ export default class VaskPlugin extends Plugin implements SettingsHost, HistoryM
 			this.setConnection({ state: 'connecting' });
 			this.restartStreamSoon();
 		}
-		// (the executable's path once typing pauses: each keystroke is a path that may not exist yet)
+		// (the executable's path and the server's flags once typing pauses: each keystroke is a path that
+		// may not exist yet, or an instruction half typed)
+		const flags = (v: VaskSettings): string => JSON.stringify(serveArgs(v));
 		if (before.manageServer !== this.settings.manageServer) void this.local.apply();
-		else if (before.vaskPath !== this.settings.vaskPath) this.local.applySoon();
+		else if (before.vaskPath !== this.settings.vaskPath || flags(before) !== flags(this.settings)) this.local.applySoon();
 	}
 
 	/** The keychain's token was changed outside the plugin (in Obsidian's settings): use the new one. */

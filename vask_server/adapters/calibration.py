@@ -2,8 +2,8 @@
 
 Measuring it reads a sample of passages (on a small index, every chunk's path first: docs/BENCHMARKS.md,
 "Speed") and embeds a few dozen probes as questions: kept on disk, a restart with nothing changed has it at once
-instead of making the first search wait. It holds four numbers, what they were measured on, and the
-version they belong to; nothing of any note.
+instead of making the first search wait. It holds four numbers (six for a vault in Chinese or
+Japanese), what they were measured on, and the version they belong to; nothing of any note.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ class Calibration:
     # compares; "passages", passage against passage, measured when the model could not be asked
     # (never kept on disk: measured again once it can be).
     kind: str = "questions"
+    # In a vault written in Chinese or Japanese, with a model that reads them: everyday English topics
+    # asked as questions against its passages in those languages (core/across.py), the level an
+    # English question about such a note is held to; None elsewhere
+    across_mean: float | None = None
+    across_std: float | None = None
 
 
 def read_calibration(index_dir: Path, version: str) -> Calibration | None:
@@ -41,10 +46,20 @@ def read_calibration(index_dir: Path, version: str) -> Calibration | None:
             float(data["pair_mean"]),
             float(data["pair_std"]),
             str(data.get("kind", "passages")),
+            _figure(data.get("across_mean")),
+            _figure(data.get("across_std")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return saved if saved.version == version and saved.kind == "questions" else None
+
+
+def _figure(value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ValueError(f"not a figure: {value!r}")
+    return float(value)
 
 
 def write_calibration(index_dir: Path, calibration: Calibration) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from vask_server.adapters.atomic import write_atomic
 from vask_server.core.cjk import CJK, SIMPLE
-from vask_server.core.embed_prompts import prompts_for
+from vask_server.core.embed_prompts import EmbedPrompts, prompts_for
 from vask_server.core.keyword_choice import KeywordChoice, VaultLanguage
 from vask_server.errors import NotIndexed
 
@@ -33,22 +33,33 @@ META_FILE = "index.json"
 _FORMAT = "f16_d1_p1_h1"
 
 
-def table_suffix(model: str, dimension: int) -> str:
+def table_suffix(model: str, dimension: int, document_prompt: str | None = None) -> str:
     """The name of the tables that hold this model's index: one pair per model, dimension and
-    document instruction."""
-    return f"{_model_suffix(model, dimension)}_{_FORMAT}"
+    document instruction (`document_prompt`; None: the one the model's card gives)."""
+    return f"{_model_suffix(model, dimension, document_prompt)}_{_FORMAT}"
 
 
-def _model_suffix(model: str, dimension: int) -> str:
+def _model_suffix(model: str, dimension: int, document_prompt: str | None) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_") or "model"
-    document_prompt = prompts_for(model).document
+    if document_prompt is None:
+        document_prompt = prompts_for(model).document
     if document_prompt:
         # Vectors made with another instruction in front are not interchangeable: their own tables.
         return f"{slug}_{dimension}_{hashlib.sha256(document_prompt.encode()).hexdigest()[:8]}"
     return f"{slug}_{dimension}"
 
 
-_RECORD_KEYS = ("model", "dimension", "suffix", "completed_at", "keyword_terms", "not_english", "keyword_choice")
+_RECORD_KEYS = (
+    "model",
+    "dimension",
+    "suffix",
+    "completed_at",
+    "keyword_terms",
+    "not_english",
+    "keyword_choice",
+    "document_prompt",
+    "query_prompt",
+)
 
 
 @dataclass(frozen=True)
@@ -66,13 +77,33 @@ class IndexRecord:
     completed_at: str | None = None
     not_english: float | None = None  # the share of the notes read not in English (None: not read)
     keyword_choice: KeywordChoice | None = None  # what `keyword_terms` was chosen by
+    # The instructions its passages were embedded with and its questions are (core/embed_prompts.py)
+    document_prompt: str = ""
+    query_prompt: str = ""
+    # False for a record written before they were recorded (both told from its name and model card,
+    # and written back without them, as read); True once a sync records them
+    instructions_recorded: bool = False
     # keys of another vask version, as read
     others: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @classmethod
-    def building(cls, model: str, dimension: int, keyword_terms: str) -> IndexRecord:
-        """The record of an index a sync starts to build for this model."""
-        return cls(model, dimension, table_suffix(model, dimension), keyword_terms, complete=False)
+    def building(
+        cls, model: str, dimension: int, keyword_terms: str, prompts: EmbedPrompts | None = None
+    ) -> IndexRecord:
+        """The record of an index a sync starts to build for this model, embedded with `prompts`
+        (None: its card's)."""
+        prompts = prompts if prompts is not None else prompts_for(model)
+        suffix = table_suffix(model, dimension, prompts.document)
+        return cls(
+            model,
+            dimension,
+            suffix,
+            keyword_terms,
+            complete=False,
+            document_prompt=prompts.document,
+            query_prompt=prompts.query,
+            instructions_recorded=True,
+        )
 
     @classmethod
     def from_json(cls, data: Any, *, complete: bool) -> IndexRecord | None:
@@ -96,6 +127,7 @@ class IndexRecord:
         if choice is None and "keyword_choice" in data:
             others["keyword_choice"] = data["keyword_choice"]  # (one not whole: kept as it was)
         completed_at = data.get("completed_at")
+        document_prompt, query_prompt = _instructions(data, model, dimension, suffix)
         return cls(
             model,
             dimension,
@@ -105,6 +137,9 @@ class IndexRecord:
             completed_at=None if completed_at is None else str(completed_at),
             not_english=not_english,
             keyword_choice=choice,
+            document_prompt=document_prompt,
+            query_prompt=query_prompt,
+            instructions_recorded="document_prompt" in data or "query_prompt" in data,
             others=others,
         )
 
@@ -118,8 +153,15 @@ class IndexRecord:
             data["not_english"] = self.not_english
         if self.keyword_choice is not None:
             data["keyword_choice"] = self.keyword_choice.to_record()
+        if self.instructions_recorded:
+            data["document_prompt"] = self.document_prompt
+            data["query_prompt"] = self.query_prompt
         data.update((key, value) for key, value in self.others.items() if key not in data)
         return data
+
+    def with_query_prompt(self, query_prompt: str) -> IndexRecord:
+        """The record with the question instruction a sync records (nothing is embedded for it)."""
+        return replace(self, query_prompt=query_prompt, instructions_recorded=True)
 
     def with_language(self, language: VaultLanguage) -> IndexRecord:
         """The record with what a sync's reading of the notes told."""
@@ -141,6 +183,17 @@ class IndexRecord:
         if self.keyword_choice is None:
             return "chosen before vask recorded why; the next whole sync (`vask index`) chooses again"
         return self.keyword_choice.reason()
+
+
+def _instructions(data: Mapping[str, Any], model: str, dimension: int, suffix: str) -> tuple[str, str]:
+    """(document, query) instructions a record holds. One written before they were recorded: its
+    passages' is told by its tables' name (none, or its model card's), its questions' is its card's."""
+    card = prompts_for(model)
+    document = data.get("document_prompt")
+    if not isinstance(document, str):
+        document = "" if suffix == table_suffix(model, dimension, "") else card.document
+    query = data.get("query_prompt")
+    return document, query if isinstance(query, str) else card.query
 
 
 _META_KEYS = ("active", "building", "last_sync", "extra")

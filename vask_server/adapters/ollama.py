@@ -21,8 +21,9 @@ import httpx
 import numpy as np
 import ollama
 
+from vask_server.adapters.embed_turns import EmbedTurns
 from vask_server.adapters.gateway import PullProgress
-from vask_server.core.embed_prompts import prompts_for
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.server_errors import SERVER_LOG_HINT, known_pull_reason, known_reason, with_reason
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
 
@@ -283,15 +284,29 @@ async def _empty() -> AsyncIterator[Any]:
 
 
 class Embedder:
-    """Turns texts into unit vectors with one model: batching and bounded concurrency live here."""
+    """Turns texts into unit vectors with one model: batching and bounded concurrency live here.
+    `prompts`: the instructions put before passages and questions, chosen by the caller
+    (core/embed_prompts.py); the gateway is sent the finished texts, whatever its server."""
 
-    def __init__(self, gateway: ModelGateway, model: str, *, batch_size: int = 32, concurrency: int = 2):
+    def __init__(
+        self,
+        gateway: ModelGateway,
+        model: str,
+        *,
+        prompts: EmbedPrompts,
+        batch_size: int = 32,
+        concurrency: int = 2,
+        turns: EmbedTurns | None = None,
+    ):
         self.gateway = gateway
         self.model = model
+        self.prompts = prompts
         self.batch_size = batch_size
+        self.concurrency = concurrency
         self._semaphore = asyncio.Semaphore(concurrency)
+        # (shared by every embedder of this model server: questions go before a sync's passages)
+        self.turns = turns or EmbedTurns.of(gateway)
         self._dimension: int | None = None
-        self.prompts = prompts_for(model)
 
     async def dimension(self) -> int:
         """Asked of the model itself, never assumed."""
@@ -301,27 +316,20 @@ class Embedder:
         return self._dimension
 
     async def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """Notes' passages by default; `query=True` for what a user asks. Models that expect an
-        instruction in front of either (core/embed_prompts.py) get it here."""
+        """Notes' passages by default; `query=True` for what a user asks. Each is sent with its
+        instruction in front (`prompts`), when there is one."""
         if not texts:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         prompt = self.prompts.query if query else self.prompts.document
         if prompt:
             texts = [prompt + text for text in texts]
-        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-
-        async def run(batch: Sequence[str]) -> list[list[float]]:
-            async with self._semaphore:
-                return await self.gateway.embed(self.model, batch)
-
-        tasks = [asyncio.ensure_future(run(batch)) for batch in batches]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:  # one batch failed for good: stop the others instead of orphaning them
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        if query:
+            async with self.turns.question():
+                results = await self._gathered(
+                    [self._call(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+                )
+        else:
+            results = await self._passages(texts)
         matrix = np.asarray([v for batch in results for v in batch], dtype=np.float32)
         if self._dimension is None:
             self._dimension = int(matrix.shape[1])
@@ -334,3 +342,39 @@ class Embedder:
         norms[norms == 0] = 1.0
         unit: np.ndarray = matrix / norms
         return unit
+
+    async def _call(self, batch: Sequence[str]) -> list[list[float]]:
+        async with self._semaphore:
+            return await self.gateway.embed(self.model, batch)
+
+    async def _passages(self, texts: Sequence[str]) -> list[list[list[float]]]:
+        """Notes' passages in calls of `batch_size`, `concurrency` at a time, each when its turn
+        comes (adapters/embed_turns.py: smaller and one at a time while questions are asked)."""
+        parts: dict[int, list[list[float]]] = {}
+        taken = 0
+
+        async def worker() -> None:
+            nonlocal taken
+            while taken < len(texts):
+                async with self._semaphore, self.turns.passages(self.batch_size) as turn:
+                    if taken >= len(texts):
+                        return
+                    start = taken
+                    end = taken = min(len(texts), start + turn.size)
+                    parts[start] = await self.gateway.embed(self.model, texts[start:end])
+                    turn.sent = end - start
+
+        calls = -(-len(texts) // self.batch_size)
+        await self._gathered([worker() for _ in range(min(self.concurrency, calls))])
+        return [parts[start] for start in sorted(parts)]
+
+    @staticmethod
+    async def _gathered(calls: list[Awaitable[T]]) -> list[T]:
+        tasks = [asyncio.ensure_future(call) for call in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:  # one call failed for good: stop the others instead of orphaning them
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise

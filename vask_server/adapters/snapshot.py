@@ -74,18 +74,23 @@ def matches_snapshot(index_dir: Path, model: str, fingerprint: str, notes: Mappi
 
 
 def index_is_current(
-    index_dir: Path, meta: IndexMeta, model: str, fingerprint: str, notes: Mapping[str, FileStat]
+    index_dir: Path,
+    meta: IndexMeta,
+    model: str,
+    fingerprint: str,
+    notes: Mapping[str, FileStat],
+    document_prompt: str | None = None,
 ) -> bool:
-    """The active index is complete, built with this model, these chunking options and today's
-    vector format, and every note is exactly as the last complete sync saw it: a full sync would find
-    nothing to do. Needs neither the database nor the model (`vask index` and the server's start-up
-    sync both ask)."""
+    """The active index is complete, built with this model (and document instruction: None, its
+    card's), these chunking options and today's vector format, and every note is exactly as the last
+    complete sync saw it: a full sync would find nothing to do. Needs neither the database nor the
+    model (`vask index` and the server's start-up sync both ask)."""
     active = meta.active
     return bool(
         active
         and not meta.building
         and active.model == model
-        and active.suffix == table_suffix(model, active.dimension)
+        and active.suffix == table_suffix(model, active.dimension, document_prompt)
         and meta.extra.get("chunking") == fingerprint
         and matches_snapshot(index_dir, model, fingerprint, notes)
     )

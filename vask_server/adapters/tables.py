@@ -309,6 +309,18 @@ class IndexTables(TableUpkeep):
     def text_ready(self) -> bool:
         return self.text_name in self.database.text_ready
 
+    async def text_notes(self) -> int:
+        """How many notes a first sync's keyword table lets searches find (0 until it is searchable):
+        its note-level records, or else its notes' paths."""
+        if not self.text_ready():
+            return 0
+        table = await self._text()
+        records = int(await table.count_rows("kind = 'note'"))
+        if records:
+            return records
+        paths = await table.query().select(["path"]).to_arrow()
+        return int(pc.count_distinct(paths["path"]).as_py())
+
     async def text_stamps(self) -> dict[str, tuple[int, int]]:
         """The notes the keyword table holds rows of, with the file time and size each was read at."""
         table = await self._text()

@@ -59,6 +59,8 @@ _OLLAMA = (
     "openai_base_url",
     "openai_api_key",
     "embed_model",
+    "query_prefix",
+    "document_prefix",
     "ollama_timeout",
     "ollama_retries",
 )
@@ -83,7 +85,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "index": (*_EVERY, *_OLLAMA, *_INDEXING),
     "ask": (*_EVERY, *_OLLAMA, *_RETRIEVAL, *_ANSWERS),
     "search": (*_EVERY, *_OLLAMA, *_RETRIEVAL),
-    "status": (*_EVERY, "embed_model"),
+    "status": (*_EVERY, "embed_model", "query_prefix", "document_prefix"),
     "serve": tuple(s.name for s in SETTINGS),
     # (a reader of the index: the query's model server and ranking, and the rules that keep notes out)
     "mcp": (*_EVERY, *_OLLAMA, *_RETRIEVAL, "exclude", "obsidian_excluded", "max_note_bytes"),
@@ -233,7 +235,8 @@ def _add_eval_command(sub: Subparsers) -> None:
         "--compare",
         action="store_true",
         help="run baseline (seed design: vector only, no structure, top-6, 0.25), vector, hybrid (what ask "
-        "does), hybrid-depth10 (ten distinct notes, one passage each: how far down a miss sits), hybrid-rrf "
+        "does), hybrid-depth10 (ten distinct notes, one passage each: how far down a miss sits), hybrid-raw-cosines "
+        "(the model's cosines fused as they come, not moved onto the fusion's scale), hybrid-rrf "
         "(reciprocal-rank fusion) and hybrid+graph side by side, and hybrid with the previous decline rule "
         "(hybrid-question-decline); all but baseline and hybrid-depth10 retrieve as ask does (--top-k)",
     )

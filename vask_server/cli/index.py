@@ -75,7 +75,7 @@ async def status(args: argparse.Namespace, services: Services) -> int:
     if not status["model"]:
         print(f"{status['vault']} is not indexed yet (index folder {status['index_dir']}).")
         if status["building"]:
-            print("Its first index is being built; meanwhile searches find what is embedded so far.")
+            print(f"Its first index is being built: {_searchable_so_far(status)}.")
         else:
             print("Run `vask index` to build it.")
         return 0
@@ -97,6 +97,10 @@ async def status(args: argparse.Namespace, services: Services) -> int:
         print(f"keywords:   {language['keyword_terms']} ({language['keyword_reason']})")
     if language["advice"]:
         print(f"language:   {language['advice']}")
+    instructions = status["instructions"]
+    print(f"instructions: {instructions['text']}")
+    if instructions["rebuild"]:
+        print("  the index's passages were embedded with another instruction: `vask index` builds it anew")
     embed, chat = status["servers"]["embed"], status["servers"]["chat"]
 
     def server(entry: dict[str, Any]) -> str:
@@ -214,3 +218,11 @@ class ProgressBar:
                 self._last_decile = decile
                 line = f"indexing: {100 * fraction:.0f}%, {done}/{total} notes ({rate:.1f} notes/s){tail}"
                 print(line, file=self.stream)
+
+
+def _searchable_so_far(status: dict[str, Any]) -> str:
+    """What searches find during a first sync."""
+    embedded = f"{status['notes']:,} notes ({status['chunks']:,} chunks) embedded so far, found by meaning and keyword"
+    if status["keyword_only_notes"]:
+        return f"{embedded}; {status['keyword_only_notes']:,} more found by keyword until they are embedded"
+    return embedded

@@ -126,6 +126,11 @@ def plain_note(path: str, raw: str, warning: str) -> Note:
     )
 
 
+def frontmatter_of(raw: str) -> dict[str, Any]:
+    """A note's frontmatter alone, read as `parse_note` reads it (without the rest of the note)."""
+    return _split_frontmatter(normalize_newlines(raw).split("\n"), "", [])[0]
+
+
 def _split_frontmatter(lines: list[str], path: str, warnings: list[str]) -> tuple[dict[str, Any], int]:
     """Returns (frontmatter, first body line). Invalid YAML warns and keeps the body."""
     if not lines or lines[0].strip() != "---":

@@ -10,6 +10,7 @@ from typing import Any
 
 from vask_server.core.cjk import CJK_CHARS, cjk_words, has_cjk
 from vask_server.core.models import Hit
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.core.scope import Scope
 
 RRF_K = 60
@@ -237,8 +238,11 @@ def fuse_convex(
     *,
     query: str = "",
     alpha: float = CONVEX_ALPHA,
+    scale: CosineScale = IDENTITY,
 ) -> list[Ranked]:
     """Convex combination: alpha × cosine + (1 − alpha) × BM25 divided by the query's best BM25.
+    The cosine is the index's moved onto the scale these weights were chosen on (`scale`,
+    core/scale.py); each Ranked keeps its own.
 
     Unlike reciprocal ranks, it keeps how strong each match is: a keyword list whose best match
     is one common word ("Spanish", "app") no longer counts as much as a close semantic match, and
@@ -250,20 +254,35 @@ def fuse_convex(
     ("what's the 'grey zone'?"): quoting is how a user names an exact term. So does a keyword
     match that stands out, scoring at least 1.5 × the best match in any other note: a rare term
     the embedding model does not know ("Litestream"), whose cosine is noise. Those passages have
-    EXACT_LIFT added, so the score that ranks is the one a hit shows. Every row must carry its
-    cosine ("score" for vector rows, "similarity" for keyword rows)."""
+    EXACT_LIFT added, so the score that ranks is the one a hit shows. Every row carries its
+    cosine ("score" for vector rows, "similarity" for keyword rows), but for a first sync's passages
+    not embedded yet (`keyword_only`), whose cosine is unknown rather than 0: each is presumed as
+    close as the closest keyword match that has one, in the share its BM25 has of the best. (Taken as
+    0, a passage holding the question's very words ranked below loose matches of notes embedded
+    before it.)"""
     ranked = _merge(vector_rows, text_rows, query)
     best_keyword = max((item.keyword or 0.0 for item in ranked.values()), default=0.0)
     keyword_style = 0 < len(content_words(query)) <= _KEYWORD_QUERY_WORDS
     standout = _standout_keyword_match(text_rows)
+    presumed = _presumed_cosine(list(ranked.values()))
     for key, item in ranked.items():
         keyword = (item.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
+        # (on the index's scale, core/scale.py; a passage not embedded yet: its keyword share of the presumed)
+        cosine = scale(item.similarity) if item.similarity is not None else scale(presumed) * keyword
         if item.exact:
             keyword += 1.0
-        item.fused = alpha * (item.similarity or 0.0) + (1.0 - alpha) * keyword
+        item.fused = alpha * cosine + (1.0 - alpha) * keyword
         if (item.exact and keyword_style) or item.quoted or key == standout:
             item.fused += EXACT_LIFT
     return sorted(ranked.values(), key=lambda r: r.fused, reverse=True)
+
+
+def _presumed_cosine(ranked: list[Ranked]) -> float:
+    """What a keyword match without a cosine (not embedded yet) is presumed to have at best: the best
+    cosine of the keyword matches that have one, else of any candidate, else 0."""
+    keyword = [r.similarity for r in ranked if r.keyword is not None and r.similarity is not None]
+    known = keyword or [r.similarity for r in ranked if r.similarity is not None]
+    return max(known, default=0.0)
 
 
 def _standout_keyword_match(text_rows: Sequence[dict[str, Any]]) -> str | None:

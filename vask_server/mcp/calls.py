@@ -113,13 +113,11 @@ async def connections(
     seed, graph = await readable_path(services, path)
     index = services.searcher.active()
     found = await connections_of(
-        services.store,
-        services.searcher.graphs,
+        services.searcher,
         index,
         seed,
         arguments.integer(limit, "limit", 10, 1, arguments.MAX_TOP_K),
         _filters(folders=folders, tags=tags, date_from=date_from, date_to=date_to),
-        services.searcher.exclusions(),
     )
     return Connections(seed, graph.title(seed) or seed, found)
 
@@ -190,6 +188,7 @@ async def status(services: QueryServices, freshness: Freshness) -> dict[str, Any
         "notice": freshness.notice(),
         "notes": detail["notes"],
         "chunks": detail["chunks"],
+        "keyword_only_notes": detail["keyword_only_notes"],
         "model": detail["model"],
         "dimension": detail["dimension"],
         "configured_model": detail["configured_model"],

@@ -115,8 +115,9 @@ class StatusOutput(BaseModel):
     vault: str
     state: str = Field(description="current, behind, building or not_indexed")
     notice: str | None
-    notes: int
+    notes: int = Field(description="Notes searchable by meaning (during a first index: embedded so far)")
     chunks: int
+    keyword_only_notes: int = Field(description="During a first index: notes found by keyword until embedded")
     model: str | None
     dimension: int | None
     configured_model: str
@@ -343,6 +344,11 @@ def status_output(status: dict[str, Any]) -> tuple[str, StatusOutput]:
         )
     if out.building:
         lines.append(f"being built with {out.building}: {out.notes_indexed:,} of about {out.notes_in_vault:,} notes")
+    if out.keyword_only_notes:
+        lines.append(
+            f"searchable now: {out.notes:,} notes by meaning and keyword, {out.keyword_only_notes:,} more by keyword"
+            " until they are embedded"
+        )
     if out.paused:
         lines.append("indexing is paused (`vask resume`)")
     if out.excluded:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +19,9 @@ from vask_server.adapters.openai_api import OpenAIGateway
 from vask_server.adapters.store import Store
 from vask_server.adapters.vault import Vault
 from vask_server.config import ServerAccess, Settings, header_dict
+from vask_server.core.embed_prompts import describe
 from vask_server.core.model_languages import language_advice
+from vask_server.errors import NotIndexed
 from vask_server.services.options import index_options
 from vask_server.services.proposals import ProposalService
 from vask_server.services.query.exclusions import CurrentExclusions
@@ -103,14 +106,18 @@ async def build_services(settings: Settings, *, gateway: ModelGateway | None = N
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir)
     vault = Vault(vault_root)
+    instructions = settings.embed_instructions()
     embedder = Embedder(
         gateway,
         settings.embed_model,
+        prompts=instructions.prompts,
         batch_size=settings.embed_batch_size,
         concurrency=settings.embed_concurrency,
     )
     indexer = Indexer(vault, store, embedder, index_options(settings))
-    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher = Searcher(
+        store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas), instructions=instructions
+    )
     searcher.sync_progress = lambda: indexer.progress
     searcher.exclusions = CurrentExclusions(vault, index_options(settings)).now
     qa = QAService(searcher, chat_gateway, settings.chat_model, settings.chat_context)
@@ -137,7 +144,12 @@ async def open_reader_services(settings: Settings, *, gateway: ModelGateway | No
     gateway, chat_gateway = model_gateways(settings, gateway)
     store = await Store.open(index_dir, read_only=True)
     vault = Vault(vault_root)
-    searcher = Searcher(store, gateway, RetrievalConfig(decline_sigmas=settings.decline_sigmas))
+    searcher = Searcher(
+        store,
+        gateway,
+        RetrievalConfig(decline_sigmas=settings.decline_sigmas),
+        instructions=settings.embed_instructions(),
+    )
     searcher.exclusions = CurrentExclusions(vault, index_options(settings)).now
     return QueryServices(settings, vault_root, index_dir, gateway, store, vault, searcher, chat_gateway)
 
@@ -157,16 +169,22 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
     before a search meets it."""
     meta = services.store.read_meta()
     active = meta.active
-    notes = chunks = 0
-    dimension = active.dimension if active else 0
+    # What searches read: during a first sync, the index it is building (its notes embedded so far)
+    searched = active or meta.building
+    notes = chunks = keyword_only = 0
+    dimension = searched.dimension if searched else 0
     failed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
-    if active:
-        tables = services.store.tables(active)
-        if check:
+    others: dict[str, tuple[str, str]] = {}
+    if searched:
+        tables = services.store.tables(searched)
+        if check and active:  # (not mid-way through a first sync: it would build the keyword index)
             await tables.check_keyword_search()
-        notes, others = await tables.note_statuses()
-        chunks = await tables.count_chunks()
+        with contextlib.suppress(NotIndexed):  # (a reader, before the first sync has written anything)
+            notes, others = await tables.note_statuses()
+            chunks = await tables.count_chunks()
+            if active is None:  # the notes found by keyword until they are embedded (keyword_first.py)
+                keyword_only = max(0, await tables.text_notes() - notes)
         for path, (status, reason) in others.items():
             if status == "skipped":
                 skipped.append({"path": path, "reason": reason})
@@ -182,6 +200,8 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         "index_dir": str(services.index_dir),
         "notes": notes,
         "chunks": chunks,
+        # a first sync's notes not embedded yet that searches find by keyword meanwhile
+        "keyword_only_notes": keyword_only,
         # the index folder's bytes (all tables and versions), and as many per 10,000 notes at this rate
         "disk_bytes": on_disk,
         "disk_bytes_per_10000_notes": None if on_disk is None else per_notes(on_disk, notes),
@@ -205,6 +225,27 @@ async def index_status(services: QueryServices, *, check: bool = False, disk: bo
         # how keyword text is cut and why, what share of the notes read are not English, and what to do
         "language": _language(active),
         "servers": servers(services),
+        "instructions": instructions_status(services.settings, active),
+    }
+
+
+def instructions_status(settings: Settings, active: IndexRecord | None) -> dict[str, Any]:
+    """The instructions the configured model is sent and where each comes from (its card, a setting,
+    none known), and whether the index's passages were embedded with another: then the next sync
+    builds the index anew."""
+    configured = settings.embed_instructions()
+    index = active
+    rebuild = index is not None and index.model == configured.model and index.document_prompt != configured.document
+    return {
+        "query": configured.query,
+        "query_from": configured.query_source,
+        "document": configured.document,
+        "document_from": configured.document_source,
+        "family": configured.family.name if configured.family else None,
+        "card": configured.family.card if configured.family else None,
+        "index_document": index.document_prompt if index is not None else None,
+        "rebuild": rebuild,
+        "text": describe(configured),
     }
 
 

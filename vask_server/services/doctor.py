@@ -22,6 +22,7 @@ from vask_server.adapters.ollama import display_host
 from vask_server.adapters.tls import server_ssl_context
 from vask_server.config import Settings
 from vask_server.core.cjk import CJK, SIMPLE
+from vask_server.core.embed_prompts import UNKNOWN, describe, shown
 from vask_server.core.filetypes import CANVAS, MARKDOWN, PDF, file_type
 from vask_server.core.keyword_choice import KeywordChoice
 from vask_server.core.language import MOSTLY
@@ -71,6 +72,7 @@ async def run_checks(settings: Settings, *, serving: str | None = None) -> list[
         await embeds.close()
         if chats is not embeds:
             await chats.close()
+    checks.append(_instructions_check(settings))
     vault, on_disk = await asyncio.to_thread(_vault_check, settings)
     checks.append(vault)
     if on_disk is not None:
@@ -119,6 +121,22 @@ async def _model_check(gateway: ModelGateway, model: str, role: str, missing: li
     return Check(name, "ok", f"'{model}', {len(vectors[0])} dimensions")
 
 
+def _instructions_check(settings: Settings) -> Check:
+    """The instructions the embedding model is sent and where each comes from (core/embed_prompts.py):
+    a model vask does not know is sent none, which its card may not want."""
+    instructions = settings.embed_instructions()
+    detail = describe(instructions)
+    if {instructions.query_source, instructions.document_source} == {UNKNOWN}:
+        return Check(
+            "instructions",
+            "info",
+            detail,
+            "If its card asks for an instruction before questions or passages, set VASK_QUERY_PREFIX and "
+            "VASK_DOCUMENT_PREFIX (docs/MODEL-SERVERS.md, Instructions).",
+        )
+    return Check("instructions", "ok", detail)
+
+
 def _vault_check(settings: Settings) -> tuple[Check, Mapping[str, Any] | None]:
     """What the vault holds, and its scan (the files as indexing sees them) for the index's check."""
     from vask_server.adapters.vault import Vault
@@ -164,6 +182,15 @@ async def _index_check(settings: Settings, on_disk: Mapping[str, Any]) -> Check:
     if model != settings.embed_model:
         return Check(
             "index", "warn", f"built with '{model}', not the configured '{settings.embed_model}'", "`vask index`"
+        )
+    embedded_with, configured = meta.active.document_prompt, settings.embed_instructions().document
+    if embedded_with != configured:
+        return Check(
+            "index",
+            "warn",
+            f"its passages were embedded with the instruction {shown(embedded_with)}, not the configured "
+            f"{shown(configured)}",
+            "`vask index` builds it anew beside this one, which answers until it is complete",
         )
     store = await Store.open(index_dir, read_only=True)
     stamps = (await store.tables(meta.active).manifest(with_links=False)).stamps()

@@ -89,6 +89,11 @@ def unchanged_since_last_sync(settings: Settings, vault: Vault, index_dir: Path)
         return None
     options = replace(index_options(settings, vault), keyword_terms=language.keyword.terms)
     scan = vault.scan(excluder_for(options, vault), options.file_types)
-    if not index_is_current(index_dir, meta, settings.embed_model, options.fingerprint(), scan.notes):
+    instructions = settings.embed_instructions()
+    if active.query_prompt != instructions.query:
+        return None  # (the sync records the new query instruction: nothing is embedded for it)
+    if not index_is_current(
+        index_dir, meta, settings.embed_model, options.fingerprint(), scan.notes, instructions.document
+    ):
         return None
     return meta, scan

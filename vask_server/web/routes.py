@@ -212,6 +212,7 @@ async def status(request: web.Request) -> web.Response:
             "eta_seconds": snapshot["eta_seconds"],
             "notes": detail["notes"],
             "chunks": detail["chunks"],
+            "keyword_only_notes": detail["keyword_only_notes"],
             "disk_bytes": detail["disk_bytes"],
             "disk_bytes_per_10000_notes": detail["disk_bytes_per_10000_notes"],
             "pending": live.pending,
@@ -229,6 +230,7 @@ async def status(request: web.Request) -> web.Response:
             "last_sync": detail["last_sync"],
             "excluded": detail["excluded"],
             "language": detail["language"],
+            "instructions": detail["instructions"],
             "servers": detail["servers"],
             "last_error": error.to_dict() if error else None,
             "last_report": (
@@ -369,8 +371,7 @@ async def related(request: web.Request) -> web.Response:
         raise BadRequest("'top_k' must be an integer.") from None
     top_k = v.integer(top_k, "top_k", 10, 1, v.MAX_TOP_K)
     index = services.searcher.active()
-    searcher = services.searcher
-    related = await related_notes(services.store, searcher.graphs, index, path, top_k, searcher.exclusions())
+    related = await related_notes(services.searcher, index, path, top_k)
     return web.json_response({"path": path, "related": related})
 
 

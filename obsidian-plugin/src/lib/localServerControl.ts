@@ -4,13 +4,14 @@
  *
  * Changes are applied one at a time (Serial): a change made while one is being applied is applied after
  * it, with the settings as they are then, so there is never more than one supervisor, and it runs the
- * executable the settings name last. The executable's path is applied once typing pauses (applySoon),
- * or when its field is left (applyPending): a half-typed path must not stop the server.
+ * executable the settings name last, with the flags they give it (settings.serveArgs). The executable's
+ * path and the flags are applied once typing pauses (applySoon), or when the field is left (applyNow):
+ * a half-typed path must not stop the server, nor each keystroke of an instruction restart it.
  */
 import { INSTALL_HELP, executableExample, executableProblem, findVask, pairFilePath, typedPath, type LocalSystem } from './localServer';
 import { Supervisor, type Pairing, type SupervisorState } from './supervisor';
 import { Serial, debounce, defaultTimers, type Debounced, type Timers } from './debounce';
-import type { VaskSettings } from './settings';
+import { serveArgs, type VaskSettings } from './settings';
 
 /** How long typing in the executable's field must pause before the path is applied. */
 export const APPLY_PAUSE_MS = 1_500;
@@ -48,6 +49,8 @@ export interface LocalServerOptions {
 export class LocalServerControl {
 	private supervisor: Supervisor | null = null;
 	private executable: string | null = null;
+	/** The flags the running server was started with (a change of them starts it again). */
+	private args = '';
 	private statusNow: LocalStatus;
 	private readonly serial = new Serial(() => this.reconcile());
 	private readonly soon: Debounced<[]>;
@@ -127,7 +130,8 @@ export class LocalServerControl {
 		const vault = this.host.vaultPath();
 		const on = s.manageServer && !this.closed;
 		const exe = on && vault ? findVask(sys.host, sys.isFile, s.vaskPath) : null;
-		if (this.supervisor && exe === this.executable && on) {
+		const args = serveArgs(s);
+		if (this.supervisor && exe === this.executable && JSON.stringify(args) === this.args && on) {
 			if (restart) await this.supervisor.restart();
 			return; // (already running that one)
 		}
@@ -144,10 +148,12 @@ export class LocalServerControl {
 		if (elsewhere) return this.set({ kind: 'external', url: elsewhere });
 		if (this.closed) return;
 		this.executable = exe;
+		this.args = JSON.stringify(args);
 		const supervisor = new Supervisor({
 			...this.opts.supervisor,
 			command: exe,
 			vaultPath: vault,
+			serveArgs: args,
 			pairFile: pairFilePath(sys.host, vault),
 			launcher: sys.launcher,
 			files: sys.files,
@@ -171,6 +177,7 @@ export class LocalServerControl {
 		await sup.stop(); // (its last states still show while it stops)
 		this.supervisor = null;
 		this.executable = null;
+		this.args = '';
 		this.host.pairingChanged(null);
 	}
 

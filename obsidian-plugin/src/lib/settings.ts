@@ -26,6 +26,13 @@ export interface VaskSettings {
 	manageServer: boolean;
 	/** Desktop: the `vask` executable to start; empty: looked for on the PATH and in ~/.local/bin. */
 	vaskPath: string;
+	/**
+	 * Desktop: the instructions the embedding model of the server this plugin starts gets before each
+	 * question and each passage (`--query-prefix`, `--document-prefix`), exactly as typed; empty: the
+	 * model card's, for the models vask knows (or VASK_QUERY_PREFIX / VASK_DOCUMENT_PREFIX where it runs).
+	 */
+	queryPrefix: string;
+	documentPrefix: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
@@ -41,6 +48,8 @@ export const DEFAULT_SETTINGS: Readonly<VaskSettings> = Object.freeze({
 	linkHeading: 'Related',
 	manageServer: true,
 	vaskPath: '',
+	queryPrefix: '',
+	documentPrefix: '',
 });
 
 /**
@@ -66,6 +75,15 @@ function optionalNum(v: unknown, min: number, max: number, integer: boolean): nu
 	if (!Number.isFinite(n)) return null;
 	const r = integer ? Math.round(n) : n;
 	return Math.min(max, Math.max(min, r));
+}
+
+/** The server takes an instruction of at most this many characters (a line or two). */
+export const PREFIX_MAX_CHARS = 1000;
+
+/** An instruction as typed: not trimmed (a trailing space counts), without what the server refuses; '' when blank. */
+function prefix(v: unknown): string {
+	if (typeof v !== 'string' || v.trim() === '') return '';
+	return v.replace(/[\r\0]/g, '').slice(0, PREFIX_MAX_CHARS);
 }
 
 function str(v: unknown, fallback: string): string {
@@ -103,6 +121,8 @@ export function normalizeSettings(raw: unknown): VaskSettings {
 		linkHeading: str(r.linkHeading, DEFAULT_SETTINGS.linkHeading).replace(/[\r\n]+/g, ' ').trim() || DEFAULT_SETTINGS.linkHeading,
 		manageServer: r.manageServer !== false,
 		vaskPath: str(r.vaskPath, '').trim(),
+		queryPrefix: prefix(r.queryPrefix),
+		documentPrefix: prefix(r.documentPrefix),
 	};
 }
 
@@ -150,9 +170,12 @@ export interface DeviceSettings {
 	/** Whether this computer starts its own server, and which executable (a path differs per machine). */
 	manageServer?: boolean;
 	vaskPath?: string;
+	/** The instructions its server's embedding model gets (the model is this computer's server's own). */
+	queryPrefix?: string;
+	documentPrefix?: string;
 }
 
-export const DEVICE_KEYS = ['serverUrl', 'token', 'tokenSecret', 'manageServer', 'vaskPath'] as const;
+export const DEVICE_KEYS = ['serverUrl', 'token', 'tokenSecret', 'manageServer', 'vaskPath', 'queryPrefix', 'documentPrefix'] as const;
 
 export function normalizeDevice(raw: unknown): DeviceSettings {
 	const r = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
@@ -163,7 +186,20 @@ export function normalizeDevice(raw: unknown): DeviceSettings {
 	if (secret !== undefined) out.tokenSecret = secret;
 	if (typeof r.manageServer === 'boolean') out.manageServer = r.manageServer;
 	if (typeof r.vaskPath === 'string' && r.vaskPath.trim()) out.vaskPath = r.vaskPath.trim();
+	if (prefix(r.queryPrefix)) out.queryPrefix = prefix(r.queryPrefix);
+	if (prefix(r.documentPrefix)) out.documentPrefix = prefix(r.documentPrefix);
 	return out;
+}
+
+/**
+ * The settings the server this plugin starts is given as flags (`--name=value`: an instruction may begin
+ * with '-'); none when unset, so its own environment's or the model card's apply.
+ */
+export function serveArgs(settings: VaskSettings): string[] {
+	const args: string[] = [];
+	if (settings.queryPrefix) args.push(`--query-prefix=${settings.queryPrefix}`);
+	if (settings.documentPrefix) args.push(`--document-prefix=${settings.documentPrefix}`);
+	return args;
 }
 
 /** The settings in effect: this device's own server URL and token over the synced ones. */

@@ -68,6 +68,8 @@ export interface SupervisorOptions {
 	/** Arguments before `serve` (a script for an interpreter, in tests); usually none. */
 	commandArgs?: string[];
 	vaultPath: string;
+	/** Settings given to `vask serve` as flags (settings.serveArgs). */
+	serveArgs?: string[];
 	pairFile: string;
 	launcher: Launcher;
 	files: PairFiles;
@@ -93,6 +95,7 @@ export interface SupervisorOptions {
 
 export const DEFAULTS = {
 	commandArgs: [] as string[],
+	serveArgs: [] as string[],
 	initialBackoffMs: 1_000,
 	maxBackoffMs: 60_000,
 	stableMs: 60_000,
@@ -260,7 +263,7 @@ export class Supervisor {
 		await this.o.files.remove(this.o.pairFile).catch(() => undefined);
 		if (gen !== this.generation || !this.wanted) return;
 		const nonce = this.o.makeNonce();
-		const args = [...this.o.commandArgs, 'serve', '--vault', this.o.vaultPath, '--port', '0'];
+		const args = [...this.o.commandArgs, 'serve', '--vault', this.o.vaultPath, '--port', '0', ...this.o.serveArgs];
 		// `--name=value`: a nonce may begin with '-', which a separate argument would make an option
 		// (argparse's "expected one argument", one start in 64).
 		args.push(`--pair-file=${this.o.pairFile}`, `--pair-nonce=${nonce}`, '--stop-with-stdin');

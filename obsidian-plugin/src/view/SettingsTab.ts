@@ -225,6 +225,29 @@ export class VaskSettingTab extends PluginSettingTab {
 		});
 	}
 
+	/** An instruction given to the server this plugin starts: applied once typing pauses, or the field is left. */
+	private instructionSetting(
+		containerEl: HTMLElement,
+		name: string,
+		desc: string,
+		example: string,
+		value: string,
+		patch: (v: string) => Partial<VaskSettings>,
+	): void {
+		new Setting(containerEl)
+			.setName(name)
+			.setDesc(desc)
+			.addText((t) => {
+				t.setPlaceholder(`model card's (e5: '${example}')`)
+					.setValue(value)
+					.onChange(async (v) => this.host.updateSettings(patch(v)));
+				t.inputEl.addEventListener('blur', () => this.host.local.applyNow());
+				t.inputEl.addEventListener('keydown', (e) => {
+					if (e.key === 'Enter') this.host.local.applyNow();
+				});
+			});
+	}
+
 	/** Desktop: the server this plugin starts, its executable, state, log and restart. */
 	private displayLocal(containerEl: HTMLElement): void {
 		const s = this.host.settings;
@@ -252,6 +275,26 @@ export class VaskSettingTab extends PluginSettingTab {
 					if (e.key === 'Enter') this.host.local.applyNow();
 				});
 			});
+		this.instructionSetting(
+			containerEl,
+			'Question instruction',
+			'What the embedding model gets before each question (`--query-prefix`), exactly as typed: a trailing space counts, ' +
+				'\\n is a line break, `none` sends none. Empty: the model card\'s, for the models vask knows. A change applies at once; ' +
+				'nothing is embedded again. Given to the server this plugin starts (one started by hand takes VASK_QUERY_PREFIX).',
+			'query: ',
+			s.queryPrefix,
+			(v) => ({ queryPrefix: v }),
+		);
+		this.instructionSetting(
+			containerEl,
+			'Passage instruction',
+			'What the embedding model gets before each passage of your notes (`--document-prefix`), as above. A change builds ' +
+				'the index anew beside the old one, which answers until it is complete. Given to the server this plugin starts ' +
+				'(one started by hand takes VASK_DOCUMENT_PREFIX).',
+			'passage: ',
+			s.documentPrefix,
+			(v) => ({ documentPrefix: v }),
+		);
 		this.localEl = containerEl.createDiv({ cls: 'vask-local-status' });
 		this.refreshLocal();
 		new Setting(containerEl)

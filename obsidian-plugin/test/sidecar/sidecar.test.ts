@@ -14,6 +14,7 @@ import { alive, until as untilEvery } from '../helpers/processes';
 import { VaskClient } from '../../src/lib/client';
 import { defaultTimers } from '../../src/lib/debounce';
 import { serverEnv } from '../../src/lib/localServer';
+import { DEFAULT_SETTINGS, serveArgs } from '../../src/lib/settings';
 import { nodeLauncher, nodePairFiles, type ChildProcessModule } from '../../src/lib/nodeSystem';
 
 // (Node's overloaded spawn and event methods are wider than the few members nodeSystem.ts declares)
@@ -66,6 +67,8 @@ describe('the supervisor with a real vask serve', () => {
 		const sup = new Supervisor({
 			command: VASK,
 			vaultPath: vault,
+			// the settings' embedding instruction, as typed (a leading '-', a trailing space)
+			serveArgs: serveArgs({ ...DEFAULT_SETTINGS, queryPrefix: '-> Find: ' }),
 			pairFile,
 			launcher: nodeLauncher(nodeChildProcess, env),
 			files: nodePairFiles(fs),
@@ -90,6 +93,7 @@ describe('the supervisor with a real vask serve', () => {
 			const doctor = await client.doctor();
 			expect(doctor.ok).toBe(false);
 			expect(doctor.checks.find((c) => c.name === 'chat model')).toMatchObject({ ok: false, fix: expect.stringContaining('ollama pull fake-chat-2') });
+			expect(doctor.checks.find((c) => c.name === 'instructions')?.detail).toBe("questions '-> Find: ' (VASK_QUERY_PREFIX), passages none (none known)");
 			const progress: string[] = [];
 			await client.pullModel('fake-chat-2', { onProgress: (p) => progress.push(p.status) });
 			expect(progress[0]).toBe('pulling manifest');

@@ -173,6 +173,36 @@ describe('LocalServerControl', () => {
 		expect(t.launcher.alive).toEqual([]);
 	});
 
+	it('an embedding instruction typed in: the server is started again with it once typing pauses, not per keystroke', async () => {
+		const t = setup();
+		await t.control.apply();
+		await settle();
+		const flagsOf = (run: { req: SpawnRequest }): string[] => run.req.args.filter((a) => a.includes('-prefix='));
+		expect(flagsOf(t.launcher.alive[0]!)).toEqual([]);
+		let typed = '';
+		for (const ch of 'query: ') {
+			typed += ch;
+			t.set({ queryPrefix: typed });
+			t.control.applySoon();
+			t.timers.advance(200);
+			await settle();
+		}
+		expect(t.launcher.runs.length).toBe(1); // still the first server while typing
+		t.timers.advance(APPLY_PAUSE_MS);
+		await settle();
+		expect(t.launcher.alive.length).toBe(1);
+		expect(flagsOf(t.launcher.alive[0]!)).toEqual(['--query-prefix=query: ']);
+		// the same flags again: nothing restarts; cleared: started again without it
+		await t.control.apply();
+		await settle();
+		expect(t.launcher.runs.length).toBe(2);
+		t.set({ queryPrefix: '', documentPrefix: 'passage: ' });
+		await t.control.apply();
+		await settle();
+		expect(t.launcher.runs.length).toBe(3);
+		expect(flagsOf(t.launcher.alive[0]!)).toEqual(['--document-prefix=passage: ']);
+	});
+
 	it('restart stops and starts the same executable; turning the setting off stops it', async () => {
 		const t = setup();
 		await t.control.apply();

@@ -8,6 +8,7 @@ import {
 	askParams,
 	normalizeSettings,
 	parseFolderList,
+	serveArgs,
 	storedSettings,
 	updatedSettings,
 	type VaskSettings,
@@ -44,7 +45,27 @@ describe('settings', () => {
 			linkHeading: 'Related',
 			manageServer: true,
 			vaskPath: '',
+			queryPrefix: '',
+			documentPrefix: '',
 		});
+	});
+
+	it('the embedding instructions: kept as typed (a trailing space counts), per device, given to the server as flags', () => {
+		const typed = normalizeSettings({ queryPrefix: 'query: ', documentPrefix: 'passage:\r\n' });
+		expect(typed).toMatchObject({ queryPrefix: 'query: ', documentPrefix: 'passage:\n' });
+		expect(normalizeSettings({ queryPrefix: '   ', documentPrefix: 7 })).toMatchObject({ queryPrefix: '', documentPrefix: '' });
+		expect(normalizeSettings({ queryPrefix: 'x'.repeat(1200) }).queryPrefix.length).toBe(1000);
+		expect(splitPatch({ queryPrefix: 'query: ', topK: 3 })).toEqual({ device: { queryPrefix: 'query: ' }, synced: { topK: 3 } });
+		expect(withDevice(DEFAULT_SETTINGS, normalizeDevice({ documentPrefix: 'passage: ', queryPrefix: '' }))).toMatchObject({
+			queryPrefix: '',
+			documentPrefix: 'passage: ',
+		});
+		expect(serveArgs(DEFAULT_SETTINGS)).toEqual([]);
+		// (`--name=value`: an instruction that begins with '-' is no option)
+		expect(serveArgs({ ...DEFAULT_SETTINGS, queryPrefix: '-> ', documentPrefix: 'passage: ' })).toEqual([
+			'--query-prefix=-> ',
+			'--document-prefix=passage: ',
+		]);
 	});
 
 	it('the heading for links: one line, trimmed; empty or not text is the default', () => {

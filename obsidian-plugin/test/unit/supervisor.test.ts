@@ -12,6 +12,7 @@ import {
 	type Launcher,
 	type PairFiles,
 	type SpawnRequest,
+	type SupervisorOptions,
 	type SupervisorState,
 } from '../../src/lib/supervisor';
 import { FakeTimers } from './fakeTimers';
@@ -57,7 +58,10 @@ const flush = async (): Promise<void> => {
 	for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
-function setup(verify: (url: string, token: string) => Promise<void> = () => Promise.resolve()) {
+function setup(
+	verify: (url: string, token: string) => Promise<void> = () => Promise.resolve(),
+	more: Partial<SupervisorOptions> = {},
+) {
 	const launcher = new FakeLauncher();
 	const files = new FakeFiles();
 	const timers = new FakeTimers();
@@ -71,6 +75,7 @@ function setup(verify: (url: string, token: string) => Promise<void> = () => Pro
 		timers,
 		verify: (p) => verify(p.url, p.token),
 		onState: (s) => states.push(s),
+		...more,
 	});
 	const writePair = (nonce = launcher.nonce(), url = 'http://127.0.0.1:50123'): void => {
 		files.files.set('/run/user/1000/vask/pair-x.json', JSON.stringify({ url, token: TOKEN, nonce, pid: launcher.last.pid, version: '0.1.0' }));
@@ -85,6 +90,15 @@ function setup(verify: (url: string, token: string) => Promise<void> = () => Pro
 }
 
 describe('Supervisor', () => {
+	it('gives vask serve the flags the settings give it (the embedding instructions), after its own', async () => {
+		const { launcher, sup } = setup(undefined, { serveArgs: ['--query-prefix=query: ', '--document-prefix=passage: '] });
+		sup.start();
+		await flush();
+		const args = launcher.last.req.args;
+		expect(args.slice(0, 7)).toEqual(['serve', '--vault', '/home/u/Notes', '--port', '0', '--query-prefix=query: ', '--document-prefix=passage: ']);
+		expect(args).toContain('--stop-with-stdin');
+	});
+
 	it('starts vask serve on a free port with a fresh nonce, and pairs from the file it writes', async () => {
 		const { launcher, files, sup, writePair, poll } = setup();
 		files.files.set('/run/user/1000/vask/pair-x.json', 'left by an earlier run');

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +25,9 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.store import Store
 from vask_server.adapters.tables import IndexTables
+from vask_server.core.across import ACROSS_PROBES
 from vask_server.core.cjk import CJK, written_in_cjk
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.retrieve import topic_query
 from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
@@ -56,15 +60,21 @@ class Calibrator:
     """The searcher's calibration: the one of the index version searched, measured when a search
     (or the warm-up) first needs it."""
 
-    def __init__(self, store: Store, gateway: ModelGateway) -> None:
+    def __init__(
+        self, store: Store, gateway: ModelGateway, query_prompt: Callable[[IndexRecord], str] | None = None
+    ) -> None:
         self.store = store
         self.gateway = gateway
+        # The instruction the index's questions are embedded with (the searcher's choice): its probes get it
+        self.query_prompt = query_prompt or (lambda index: index.query_prompt)
         self._cache: _IndexCache | None = None
         self._refresh: asyncio.Task[None] | None = None
         # The measurement a search waits for, shared by every search (and the warm-up) that needs it
         # meanwhile: each measuring for itself read every chunk's path once per caller.
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
+        self._probe_prompt = ""  # ... embedded with this query instruction
+        self._across_vectors: tuple[str, np.ndarray] | None = None  # core/across.py's, by query instruction
 
     async def for_index(self, index: IndexRecord) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
@@ -84,8 +94,15 @@ class Calibrator:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _current(self, index: IndexRecord) -> _IndexCache:
+    def _version(self, index: IndexRecord) -> str:
+        """The index version, and the query instruction its probes are embedded with: a new one is
+        measured anew, though nothing is embedded again in the index."""
         version = self.store.read_meta().version(index.suffix)
+        prompt = self.query_prompt(index)
+        return f"{version}?q={hashlib.sha256(prompt.encode()).hexdigest()[:8]}" if prompt else version
+
+    async def _current(self, index: IndexRecord) -> _IndexCache:
+        version = self._version(index)
         cache = self._cache
         if cache is not None and cache.calibration.version == version:
             if cache.calibration.kind != "questions" and self.gateway.reachable and not self._refreshing():
@@ -117,7 +134,9 @@ class Calibrator:
 
     async def _rebuild(self, index: IndexRecord, version: str, *, background: bool = False) -> _IndexCache:
         saved = read_calibration(self.store.index_dir, version)
-        if saved is not None:  # a restart with nothing changed since it was measured
+        # (one kept by a vask that did not measure questions in another language is measured again)
+        outdated = saved is not None and saved.across_mean is None and _reads_cjk(index)
+        if saved is not None and not outdated:  # a restart with nothing changed since it was measured
             return self._keep(_IndexCache(index.suffix, saved), background)
         cache = await self._measure(index, version)
         # (one measured without the model is not kept; nor by a reader, which writes nothing beside the index)
@@ -136,11 +155,14 @@ class Calibrator:
     async def _measure(self, index: IndexRecord, version: str) -> _IndexCache:
         tables = self.store.tables(index)
         notes, ids, by_id = await self._sample(tables)
+        across: tuple[float, float] | None = None
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
             # Questions in Chinese or Japanese are not judged by this model's cosines (see `search`),
             # and English ones not against such passages: the line is measured on what it reads.
             texts = await tables.texts_for_ids(ids)
             ids = [i for i in ids if not written_in_cjk([texts.get(i, "")])]
+        elif _reads_cjk(index) and index.complete:
+            across = await self._across(index, tables, ids, by_id)
         found = np.stack([by_id[i] for i in ids]) if ids else np.zeros((0, index.dimension), dtype=np.float32)
         kind, pairs = "passages", None
         if index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
@@ -152,30 +174,55 @@ class Calibrator:
             pairs = (found @ found.T)[np.triu_indices(found.shape[0], 1)]
         pair_mean = float(pairs.mean()) if pairs.size else 0.0
         pair_std = float(pairs.std()) if pairs.size else 0.0
-        return _IndexCache(index.suffix, Calibration(version, notes, pair_mean, pair_std, kind))
+        calibration = Calibration(version, notes, pair_mean, pair_std, kind)
+        if across is not None and kind == "questions":
+            calibration = replace(calibration, across_mean=across[0], across_std=across[1])
+        return _IndexCache(index.suffix, calibration)
 
     async def _sample(self, tables: IndexTables) -> tuple[int, list[str], dict[str, np.ndarray]]:
-        """One random passage a note, of `_BACKGROUND_SAMPLE` notes at most: how many notes they were
-        drawn from, the passages' ids and their vectors. A large index's notes are drawn first and only
-        their passages read (through the path index): reading every passage's id and path was most of
-        a first start's calibration, and of the memory it left (docs/BENCHMARKS.md)."""
-        rng = np.random.default_rng(0)
+        """The passages a calibration measures (`calibration_sample`): how many notes they were drawn
+        from, their ids and their vectors. A large index's notes are drawn first, by the hashes of their
+        paths, and only their passages read (through the path index): reading every passage's id and
+        path was most of a first start's calibration, and of the memory it left (docs/BENCHMARKS.md)."""
         paths = await tables.paths_with_passages()
         if len(paths) > _READ_EVERY_PASSAGE_UP_TO:
-            drawn = np.sort(rng.choice(len(paths), min(len(paths), _BACKGROUND_SAMPLE + _SPARE_NOTES), replace=False))
-            rows = await tables.passages_of(paths.take(pa.array(drawn)).to_pylist(), ["id", "path", "vector"])
+            drawn = _hashed_first(paths.to_pylist())[: _BACKGROUND_SAMPLE + _SPARE_NOTES]
+            rows = await tables.passages_of(drawn, ["id", "path", "vector"])
             if rows is not None and len(rows):
-                picks, _ = _one_a_note(rows, rng)
-                chosen = rows.take(pa.array(np.sort(picks)))
-                ids = chosen["id"].to_pylist()
-                return len(paths), ids, dict(zip(ids, vector_matrix(chosen["vector"], tables.dimension), strict=True))
-        # Row numbers and paths only, then the vectors of the sampled rows: every vector is too much to
-        # read for a sample.
+                ids, _ = calibration_sample(rows.select(["id", "path"]))
+                wanted = set(ids)
+                vectors = vector_matrix(rows["vector"], tables.dimension)
+                by_id = {i: v for i, v in zip(rows["id"].to_pylist(), vectors, strict=True) if i in wanted}
+                return len(paths), ids, by_id
+        # Ids and paths only, then the vectors of the sampled rows: every vector is too much to read
         rows = await tables.all_chunk_rows(["id", "path"], where="kind = 'chunk'")
-        picks, notes = _one_a_note(rows, rng)
-        ids = rows["id"].take(pa.array(np.sort(picks))).to_pylist()
+        ids, notes = calibration_sample(rows)
         by_id = await tables.vectors_by_id(ids)
         return notes, [i for i in ids if i in by_id], by_id  # (a sync since can have replaced some)
+
+    async def _across(
+        self, index: IndexRecord, tables: IndexTables, ids: list[str], by_id: dict[str, np.ndarray]
+    ) -> tuple[float, float] | None:
+        """Everyday English topics asked as questions against the sample's passages in Chinese or
+        Japanese (core/across.py): the unrelated level of a question in another language than the
+        passage, with a model that reads both. None with no such passage in the sample, or no model."""
+        texts = await tables.texts_for_ids(ids)
+        written = [by_id[i] for i in ids if written_in_cjk([texts.get(i, "")])]
+        if not written:
+            return None
+        prompt = self.query_prompt(index)
+        if self._across_vectors is None or self._across_vectors[0] != prompt:
+            prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
+            embedder = Embedder(
+                self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1
+            )
+            try:
+                vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
+                self._across_vectors = (prompt, np.asarray(vectors, dtype=np.float32))
+            except (OllamaUnavailable, ModelMissing, OllamaFailed):
+                return None  # (the same-language line is then measured on passages, and not kept)
+        pairs = (self._across_vectors[1] @ np.stack(written).T).ravel()
+        return float(pairs.mean()), float(pairs.std())
 
     async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
@@ -187,9 +234,13 @@ class Calibrator:
         chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
         texts = await self.store.tables(index).texts_for_ids([ids[k] for k in chosen])
         probes = [_probe(texts.get(ids[k], "")) for k in chosen]
+        prompt = self.query_prompt(index)
+        if prompt != self._probe_prompt:
+            self._probe_vectors, self._probe_prompt = {}, prompt
         missing = sorted({p for p in probes if p not in self._probe_vectors})
         if missing:
-            embedder = Embedder(self.gateway, index.model, batch_size=_QUERY_PROBES, concurrency=1)
+            prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
+            embedder = Embedder(self.gateway, index.model, prompts=prompts, batch_size=_QUERY_PROBES, concurrency=1)
             vectors = await embedder.embed(missing, query=True)
             self._probe_vectors = {p: self._probe_vectors[p] for p in probes if p in self._probe_vectors}
             self._probe_vectors.update(zip(missing, vectors, strict=True))
@@ -201,21 +252,30 @@ class Calibrator:
         return pairs
 
 
-def _one_a_note(rows: pa.Table, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Row numbers of `rows` (passages with their `path`), and how many notes they hold: one at random
-    of each note's, so that pairs are between different notes and one long table or log (many
-    near-identical passages) cannot drag the "unrelated" level up; `_BACKGROUND_SAMPLE` of them at
-    random when there are more notes. In NumPy, not as Python lists of every row (slow and large on a
-    large index); the picks are the same as a loop of `rng.choice(rows of the note)` over the notes in
-    order."""
-    notes = rows["path"].combine_chunks().dictionary_encode().indices.to_numpy(zero_copy_only=False)
-    counts = np.bincount(notes) if notes.size else np.zeros(0, dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    by_note = np.argsort(notes, kind="stable")  # row numbers, note by note, in row order
-    picks: np.ndarray = by_note[starts + rng.integers(0, counts)] if counts.size else np.zeros(0, dtype=np.int64)
-    if len(picks) > _BACKGROUND_SAMPLE:
-        picks = rng.choice(picks, _BACKGROUND_SAMPLE, replace=False)
-    return picks, len(counts)
+def _reads_cjk(index: IndexRecord) -> bool:
+    """An index that holds notes in Chinese or Japanese, of a model that reads them."""
+    return index.keyword_terms == CJK and reads_only_english(index.model) is not True
+
+
+def calibration_sample(rows: pa.Table) -> tuple[list[str], int]:
+    """The passages a calibration measures, by id (sorted), and how many notes the rows hold: one
+    passage a note, so that pairs are between different notes and one long table or log (many
+    near-identical passages) cannot drag the "unrelated" level up; of more notes than
+    `_BACKGROUND_SAMPLE`, that many. Chosen by hashes, never by where rows sit in the table (which a
+    compaction or a rewrite of the same notes changes): a note's passage is its smallest id (ids are
+    hashes of its path and text), the notes kept those whose path hashes lowest. The same notes give
+    the same sample, and an edit changes only the edited note's pick."""
+    if rows.num_rows == 0:
+        return [], 0
+    per_note = rows.select(["path", "id"]).group_by("path").aggregate([("id", "min")])
+    first = dict(zip(per_note["path"].to_pylist(), per_note["id_min"].to_pylist(), strict=True))
+    kept = _hashed_first(list(first))[:_BACKGROUND_SAMPLE]
+    return sorted(first[path] for path in kept), len(first)
+
+
+def _hashed_first(paths: list[str]) -> list[str]:
+    """The paths in the order of their hashes: a sample of notes no table's row order decides."""
+    return sorted(paths, key=lambda path: hashlib.blake2b(path.encode(), digest_size=8).digest())
 
 
 def _probe(text: str) -> str:

@@ -23,6 +23,7 @@ from vask_server.adapters.tables import IndexTables, SearchOptions
 from vask_server.core.cjk import keyword_text
 from vask_server.core.models import Hit
 from vask_server.core.retrieve import Filters, row_to_hit
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.errors import IndexBroken, NotFound
 from vask_server.services.query.exclusions import KeptOut, nothing_kept_out
 from vask_server.services.query.graph import LinkGraph, LinkGraphs
@@ -79,12 +80,14 @@ async def find_connections(
     filters: Filters | None = None,
     question_vector: np.ndarray | None = None,
     kept_out: KeptOut = nothing_kept_out,
+    scale: CosineScale = IDENTITY,
 ) -> list[Connected]:
     """The `top_k` notes most connected to `seed` in this index, best first. `filters` (dates,
     folders, tags, what the question named) apply to the connected notes, never to the seed; the
     seed is never among them. `question_vector`: the question's own words, when it says more than
     "what connects to X". `kept_out`: the notes a rule as it is now keeps out, the seed included
-    (services/query/exclusions.py)."""
+    (services/query/exclusions.py). `scale`: the index's cosines moved onto the scale the bonuses below
+    were chosen on (core/scale.py)."""
     graph = await graphs.get(index)
     if seed not in graph or kept_out(seed):
         raise NotFound(f"Not in the index: {seed}", "Check the path, or wait until the note is indexed.")
@@ -135,7 +138,7 @@ async def find_connections(
     linked_missing = sorted(set(links) - {row["path"] for row in rows.values()})
     if linked_missing:  # linked notes the searches did not reach: their passages, within the filters
         rows.update({row["id"]: row for row in await _rows_of(tables, linked_missing, filters)})
-    return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, bonus, top_k)
+    return _rank(graph, list(rows.values()), seed_vectors, seed_headings, links, question_vector, bonus, top_k, scale)
 
 
 async def _keyword_matches(tables: IndexTables, words: str, where: str) -> list[dict[str, Any]]:
@@ -187,20 +190,23 @@ def _rank(
     question_vector: np.ndarray | None,
     bonus: dict[str, float],
     top_k: int,
+    scale: CosineScale = IDENTITY,
 ) -> list[Connected]:
     if not rows:
         return []
     vectors = np.stack([np.asarray(row.pop("vector"), dtype=np.float32) for row in rows])
     if len(seed_vectors):
-        pairs = vectors @ np.asarray(seed_vectors, dtype=np.float32).T  # each row against each seed passage
+        # each row against each seed passage, on the bonuses' scale
+        pairs = scale.array(vectors @ np.asarray(seed_vectors, dtype=np.float32).T)
         closeness, nearest = pairs.max(axis=1), pairs.argmax(axis=1)
         whole = seed_vectors.mean(axis=0)
         whole = whole / (float(np.linalg.norm(whole)) or 1.0)
-        closeness = _PASSAGE_SHARE * closeness + (1 - _PASSAGE_SHARE) * (vectors @ np.asarray(whole, dtype=np.float32))
+        to_whole = scale.array(vectors @ np.asarray(whole, dtype=np.float32))
+        closeness = _PASSAGE_SHARE * closeness + (1 - _PASSAGE_SHARE) * to_whole
     else:  # a seed with no passages of its own (an empty note): links and the question only
         closeness, nearest = np.zeros(len(rows), dtype=np.float32), np.zeros(len(rows), dtype=int)
     if question_vector is not None:
-        closeness = closeness + _QUESTION_WEIGHT * (vectors @ question_vector)
+        closeness = closeness + _QUESTION_WEIGHT * scale.array(vectors @ question_vector)
     if bonus:
         closeness = closeness + np.asarray([bonus.get(row["id"], 0.0) for row in rows], dtype=np.float32)
     best: dict[str, int] = {}  # each note's row closest to the seed

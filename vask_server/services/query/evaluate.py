@@ -22,6 +22,7 @@ from typing import Any
 from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.store import Store
 from vask_server.core.chunk import ChunkOptions
+from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.filetypes import MARKDOWN
 from vask_server.core.metrics import Outcome, Question, summarise
 from vask_server.core.plan import IndexOptions
@@ -66,6 +67,9 @@ PRESETS: dict[str, EvalConfig] = {
     # The same as hybrid, with the time a question names left unread: what time questions got before dates.
     "hybrid-no-time": EvalConfig("hybrid-no-time", RankingVariant(mode="hybrid"), 0.25, read_time=False),
     "hybrid+graph": EvalConfig("hybrid+graph", RankingVariant(mode="hybrid", graph=True), 0.25),
+    # Convex fusion of the cosines as the model gives them, before they were moved onto the scale its
+    # weights were chosen on (core/scale.py): the same ranking with all-minilm, not with other models.
+    "hybrid-raw-cosines": EvalConfig("hybrid-raw-cosines", RankingVariant(mode="hybrid", cosines="raw"), 0.25),
     # Reciprocal-rank fusion, the previous default, beside the convex fusion that replaced it.
     "hybrid-rrf": EvalConfig("hybrid-rrf", RankingVariant(mode="hybrid", fusion="rrf"), 0.25),
     # The decline rule before the topic query: the best cosine of the question as asked, at mean + 0.7 sd.
@@ -81,6 +85,7 @@ COMPARE_CONFIGS = (
     "vector",
     "hybrid",
     "hybrid-depth10",
+    "hybrid-raw-cosines",
     "hybrid-rrf",
     "hybrid+graph",
     "hybrid-question-decline",
@@ -162,6 +167,7 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
         embedder = Embedder(
             services.gateway,
             active.model,
+            prompts=EmbedPrompts(query=services.searcher.query_prompt(active), document=active.document_prompt),
             batch_size=services.settings.embed_batch_size,
             concurrency=services.settings.embed_concurrency,
         )
@@ -176,7 +182,7 @@ async def seed_index(services: Services) -> AsyncIterator[Searcher]:
             file_types=(MARKDOWN,),  # the seed design read Markdown only
         )
         await Indexer(services.vault, store, embedder, options).sync()
-        yield Searcher(store, services.gateway)
+        yield Searcher(store, services.gateway, instructions=services.searcher.instructions)
 
 
 _ANSWER_EXCERPT = 300

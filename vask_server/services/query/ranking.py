@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import CONVEX_ALPHA, Filters, Ranked, fuse, fuse_convex
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.services.query.graph import LinkGraph
 
 # Within a date range, or the notes, folders or tags a question names, the best of few candidates is
@@ -51,10 +52,17 @@ class Ranking(Protocol):
         than the question as asked."""
 
     def fuse(
-        self, vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], *, query: str, blind: bool
+        self,
+        vector_rows: list[dict[str, Any]],
+        text_rows: list[dict[str, Any]],
+        *,
+        query: str,
+        blind: bool,
+        scale: CosineScale = IDENTITY,
     ) -> list[Ranked]:
         """The candidates ranked. `blind`: the model's cosines say nothing of this question (a
-        Chinese or Japanese one over an English-only model): the keyword side ranks alone."""
+        Chinese or Japanese one over an English-only model): the keyword side ranks alone. `scale`:
+        the index's cosines on the scale the fusion's weights were chosen on (`cosine_scale`)."""
 
     async def boost(self, ranked: list[Ranked], graph: GraphOf) -> list[Ranked]:
         """The ranking moved by what else is known of the notes (the link graph)."""
@@ -93,10 +101,17 @@ class RetrievalConfig:
         return True
 
     def fuse(
-        self, vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], *, query: str, blind: bool
+        self,
+        vector_rows: list[dict[str, Any]],
+        text_rows: list[dict[str, Any]],
+        *,
+        query: str,
+        blind: bool,
+        scale: CosineScale = IDENTITY,
     ) -> list[Ranked]:
         if self.mode == "hybrid":
-            return fuse_convex(vector_rows, text_rows, query=query, alpha=0.0 if blind else CONVEX_ALPHA)
+            alpha = 0.0 if blind else CONVEX_ALPHA
+            return fuse_convex(vector_rows, text_rows, query=query, alpha=alpha, scale=scale)
         return fuse(vector_rows, [], query=query)
 
     async def boost(self, ranked: list[Ranked], graph: GraphOf) -> list[Ranked]:
@@ -107,6 +122,15 @@ class RetrievalConfig:
 
     def score(self, item: Ranked) -> float:
         return item.fused if self.mode == "hybrid" else item.similarity or 0.0
+
+
+def cosine_scale(calibration: Calibration | None) -> CosineScale:
+    """How the index's cosines map onto the scale the ranking's weights were chosen on (core/scale.py):
+    by its calibration's unrelated level and spread. Unmoved while there is none measured with
+    questions (the model could not be asked), or it measured no spread."""
+    if calibration is None or calibration.kind != "questions" or calibration.pair_std <= 0:
+        return IDENTITY
+    return CosineScale(calibration.pair_mean, calibration.pair_std)
 
 
 def calibrated_threshold(

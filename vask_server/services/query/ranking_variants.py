@@ -10,6 +10,7 @@ from typing import Any
 
 from vask_server.adapters.calibration import Calibration
 from vask_server.core.retrieve import CONVEX_ALPHA, RRF_K, Filters, Ranked, fuse, fuse_convex, graph_boost
+from vask_server.core.scale import IDENTITY, CosineScale
 from vask_server.services.query.ranking import GraphOf, calibrated_threshold
 
 
@@ -38,6 +39,9 @@ class RankingVariant:
     # What the decline rule measures: "topic", the best cosine of the question's content words
     # alone (core/retrieve.topic_query), or "question", the best cosine of the question as asked.
     decline_on: str = "topic"
+    # Convex fusion's cosines: "calibrated", moved onto the scale its weights were chosen on by the
+    # index's calibration (core/scale.py), as the product; "raw", as the model gives them.
+    cosines: str = "calibrated"
 
     def where(self) -> str | None:
         return None if self.note_records else "kind = 'chunk'"
@@ -46,10 +50,18 @@ class RankingVariant:
         return self.decline == "calibrated" and self.decline_on == "topic"
 
     def fuse(
-        self, vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], *, query: str, blind: bool
+        self,
+        vector_rows: list[dict[str, Any]],
+        text_rows: list[dict[str, Any]],
+        *,
+        query: str,
+        blind: bool,
+        scale: CosineScale = IDENTITY,
     ) -> list[Ranked]:
         if self.mode == "hybrid" and self.fusion == "convex":
-            return fuse_convex(vector_rows, text_rows, query=query, alpha=0.0 if blind else CONVEX_ALPHA)
+            alpha = 0.0 if blind else CONVEX_ALPHA
+            moved = scale if self.cosines == "calibrated" else IDENTITY
+            return fuse_convex(vector_rows, text_rows, query=query, alpha=alpha, scale=moved)
         return fuse(vector_rows, text_rows if self.mode == "hybrid" else [], query=query)
 
     async def boost(self, ranked: list[Ranked], graph: GraphOf) -> list[Ranked]:

@@ -6,34 +6,34 @@ from __future__ import annotations
 from typing import Any
 
 from vask_server.adapters.meta import IndexRecord
-from vask_server.adapters.store import Store
 from vask_server.core.retrieve import Filters
 from vask_server.services.query.connections import Connected, find_connections
-from vask_server.services.query.exclusions import KeptOut, nothing_kept_out
-from vask_server.services.query.graph import LinkGraphs
+from vask_server.services.query.search import Searcher
 
 _REASON = {"unlinked": "similar", "both": "links to"}  # (the pane's words for how they are connected)
 
 
 async def connections_of(
-    store: Store,
-    graphs: LinkGraphs,
-    index: IndexRecord,
-    path: str,
-    top_k: int,
-    filters: Filters | None = None,
-    kept_out: KeptOut = nothing_kept_out,
+    searcher: Searcher, index: IndexRecord, path: str, top_k: int, filters: Filters | None = None
 ) -> list[Connected]:
     """The notes connected to `path`, best first, each with the passage that connects it; `filters`
-    (dates, folders, tags) apply to the connected notes; `kept_out`, the notes a rule as it is now keeps
-    out (services/query/exclusions.py). What every door asks for a note's connections."""
-    return await find_connections(store, graphs, index, path, top_k=top_k, filters=filters, kept_out=kept_out)
+    (dates, folders, tags) apply to the connected notes. Ranked as the searcher ranks a connection
+    question: on the index's cosine scale, without the notes a rule as it is now keeps out. What
+    every door asks for a note's connections."""
+    return await find_connections(
+        searcher.store,
+        searcher.graphs,
+        index,
+        path,
+        top_k=top_k,
+        filters=filters,
+        scale=await searcher.cosine_scale(index),
+        kept_out=searcher.exclusions(),
+    )
 
 
-async def related_notes(
-    store: Store, graphs: LinkGraphs, index: IndexRecord, path: str, top_k: int, kept_out: KeptOut = nothing_kept_out
-) -> list[dict[str, Any]]:
-    connected = await connections_of(store, graphs, index, path, top_k, kept_out=kept_out)
+async def related_notes(searcher: Searcher, index: IndexRecord, path: str, top_k: int) -> list[dict[str, Any]]:
+    connected = await connections_of(searcher, index, path, top_k)
     return [
         {
             "path": c.path,

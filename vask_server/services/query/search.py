@@ -32,6 +32,7 @@ from vask_server.core.cjk import (
     keyword_text,
     written_in_cjk,
 )
+from vask_server.core.embed_prompts import EmbedPrompts, Instructions, search_prompt
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.models import Hit
 from vask_server.core.progress import SyncProgress
@@ -47,6 +48,7 @@ from vask_server.core.retrieve import (
     row_to_hit,
     topic_query,
 )
+from vask_server.core.scale import CosineScale
 from vask_server.core.scope import Directory, Scope, Unmatched, find_mentions
 from vask_server.core.time.expr import TimeRange
 from vask_server.errors import (
@@ -60,7 +62,7 @@ from vask_server.services.query.calibrator import Calibrator
 from vask_server.services.query.connections import find_connections
 from vask_server.services.query.exclusions import KeptOut, RulesNow, no_rules
 from vask_server.services.query.graph import LinkGraphs
-from vask_server.services.query.ranking import Ranking, RetrievalConfig
+from vask_server.services.query.ranking import Ranking, RetrievalConfig, cosine_scale
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +104,21 @@ class SearchResult:
 
 
 class Searcher:
-    def __init__(self, store: Store, gateway: ModelGateway, config: RetrievalConfig | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        gateway: ModelGateway,
+        config: RetrievalConfig | None = None,
+        *,
+        instructions: Instructions | None = None,
+    ) -> None:
         self.store = store
         self.gateway = gateway
         self.config = config or RetrievalConfig()  # the product's ranking; a search may be given another
-        self._embedders: dict[str, Embedder] = {}
-        self.calibrator = Calibrator(store, gateway)  # the decline line, per index version
+        # The configured model's instructions (None: each index's own, as recorded with it)
+        self.instructions = instructions
+        self._embedders: dict[tuple[str, str], Embedder] = {}
+        self.calibrator = Calibrator(store, gateway, self.query_prompt)  # the decline line, per index version
         self._quiet = ReleaseWhenQuiet()
         self.graphs = LinkGraphs(store, self._quiet)  # also what /v1/related reads: one graph, built once
         self._unwaited: set[asyncio.Future[Any]] = set()  # tasks nobody waits for any more (`_leave_running`)
@@ -125,11 +136,22 @@ class Searcher:
         model's client it uses is closed."""
         await self.calibrator.close()
 
-    def _embedder(self, model: str) -> Embedder:
-        if model not in self._embedders:
+    def query_prompt(self, index: IndexRecord) -> str:
+        """The instruction put before the questions that search `index` (core/embed_prompts.search_prompt)."""
+        return search_prompt(index.model, index.document_prompt, index.query_prompt, self.instructions)
+
+    async def cosine_scale(self, index: IndexRecord) -> CosineScale:
+        """How the index's cosines map onto the scale the ranking's weights were chosen on, by its
+        calibration (services/query/ranking.cosine_scale)."""
+        return cosine_scale(await self.calibrator.for_index(index))
+
+    def _embedder(self, index: IndexRecord) -> Embedder:
+        key = (index.model, self.query_prompt(index))
+        if key not in self._embedders:
             # batch of 2: the question and its topic go to Ollama in one call
-            self._embedders[model] = Embedder(self.gateway, model, batch_size=2, concurrency=1)
-        return self._embedders[model]
+            prompts = EmbedPrompts(query=key[1], document=index.document_prompt)
+            self._embedders[key] = Embedder(self.gateway, index.model, prompts=prompts, batch_size=2, concurrency=1)
+        return self._embedders[key]
 
     async def search_question(self, question: Question | Understood, *, ranking: Ranking | None = None) -> SearchResult:
         """A question as the user asked it (read here, unless `understand` has read it already): the time it
@@ -217,7 +239,7 @@ class Searcher:
         notice = None
         if topic:
             try:
-                vector = (await self._embedder(index.model).embed([topic], query=True))[0]
+                vector = (await self._embedder(index).embed([topic], query=True))[0]
             except (OllamaUnavailable, ModelMissing) as exc:  # the seed's own passages still find its connections
                 notice = f"{exc.message}. Connections found from the note's own passages only. {exc.hint}"
         found = await find_connections(
@@ -229,6 +251,7 @@ class Searcher:
             filters=understood.filters,
             question_vector=vector,
             kept_out=self.exclusions(),
+            scale=await self.cosine_scale(index),
         )
         hits = kept + [replace(c.passage, linked=c.linked, near=c.seed_heading, score=c.score) for c in found]
         graph = await self.graphs.get(index)
@@ -363,7 +386,7 @@ class Searcher:
         )
         try:
             texts = [query] if asked.topic is None else [query, asked.topic]
-            vectors = await self._embedder(asked.index.model).embed(texts, query=True)
+            vectors = await self._embedder(asked.index).embed(texts, query=True)
         except BaseException as exc:
             if keywords is not None:
                 # Never cancelled: with it cancelled, searches with the model down could hang. Held
@@ -373,7 +396,9 @@ class Searcher:
                 raise
             return await self._keywords_alone(asked, keywords, exc)
         found = await self._candidates(asked, vectors, keywords)
-        ranked = asked.config.fuse(found.vector_rows, found.text_rows, query=query, blind=asked.blind)
+        scale = await self.cosine_scale(asked.index)
+        text_rows = [] if asked.across else found.text_rows
+        ranked = asked.config.fuse(found.vector_rows, text_rows, query=query, blind=asked.blind, scale=scale)
         ranked = await asked.config.boost(ranked, lambda: self.graphs.get(asked.index))
         return await self._decide(asked, found, ranked)
 
@@ -443,23 +468,34 @@ class Searcher:
         def readable(row: dict[str, Any]) -> bool:
             return not (unreadable and written_in_cjk([str(row.get("text") or "")]))
 
-        readable_vectors = [
-            np.asarray(r.pop("vector"), dtype=np.float32) for r in vector_rows if "vector" in r and readable(r)
+        kept = [
+            (r, np.asarray(r.pop("vector"), dtype=np.float32)) for r in vector_rows if "vector" in r and readable(r)
         ]
-        readable_vectors.extend(v for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        kept.extend((r, v) for r, v in zip(embedded_rows, text_vectors, strict=True) if readable(r))
+        readable_vectors = [v for _, v in kept]
+        across = asked.index.keyword_terms == CJK  # (only such an index holds passages in those languages)
+        readable_cjk = [across and written_in_cjk([str(r.get("text") or "")]) for r, _ in kept]
         topic_vector = vectors[1] if asked.topic is not None else None
-        return _Candidates(vector_rows, text_rows, readable_vectors, topic_vector, notice)
+        return _Candidates(vector_rows, text_rows, readable_vectors, readable_cjk, topic_vector, notice)
 
     async def _decide(self, asked: _Asked, found: _Candidates, ranked: list[Ranked]) -> SearchResult:
         """Whether the notes answer the question (else the search declines), and the hits shown."""
         config = asked.config
         best = max((r.similarity for r in ranked if r.similarity is not None), default=None)
-        evidence = best
-        if found.topic_vector is not None:
+        evidence, across = best, False
+        if found.topic_vector is not None and found.readable_vectors:
             # The topic's best cosine among the question's candidates: on the eval questions it equals
             # the topic's best over the whole index, without a search of its own.
-            evidence = max((float(np.dot(found.topic_vector, v)) for v in found.readable_vectors), default=None)
+            cosines = np.stack(found.readable_vectors) @ found.topic_vector
+            evidence = float(cosines.max())
+            # ... in Chinese or Japanese, for a question that is not: held to the line of questions
+            # in another language (core/across.py)
+            across = asked.across or (not asked.cjk_units and found.readable_cjk[int(cosines.argmax())])
+        elif found.topic_vector is not None:
+            evidence = None
         calibration = await self.calibrator.for_index(asked.index)
+        if across and calibration.across_mean is not None and calibration.across_std is not None:
+            calibration = replace(calibration, pair_mean=calibration.across_mean, pair_std=calibration.across_std)
         threshold = config.threshold(calibration, asked.min_similarity, asked.filters)
         # Exact evidence outweighs a low cosine: the best keyword passages hold every content word,
         # or a candidate holds the terms the question quotes (a word the model may not know).
@@ -522,6 +558,10 @@ class _Asked:
     # ... and the model reads only English: its cosines say nothing of the question, and the keyword
     # side ranks alone
     blind: bool
+    # A question not in Chinese or Japanese over notes mostly written in them, with a model that reads
+    # both: its words match only the stray Latin words of those notes, so meaning ranks alone, and
+    # it is held to the line of questions in another language (core/across.py)
+    across: bool = False
 
     @classmethod
     def of(
@@ -532,7 +572,8 @@ class _Asked:
         topic = topic_query(query) if config.decline_on_topic() else None
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
-        return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind)
+        across = not units and mostly_cjk(index) and reads_only_english(index.model) is not True
+        return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind, across)
 
 
 @dataclass
@@ -542,8 +583,17 @@ class _Candidates:
     vector_rows: list[dict[str, Any]]
     text_rows: list[dict[str, Any]]  # (empty in a vector-only search)
     readable_vectors: list[np.ndarray]  # the vectors of the candidates the model can read
+    readable_cjk: list[bool]  # ... whether each is written in Chinese or Japanese
     topic_vector: np.ndarray | None  # the question's topic, embedded beside it
     notice: str | None  # a broken keyword index: the vector list answered alone
+
+
+def mostly_cjk(index: IndexRecord) -> bool:
+    """Most of the notes the index's last whole sync read are written in Chinese or Japanese."""
+    choice = index.keyword_choice
+    if index.keyword_terms != CJK or choice is None or not choice.notes_read:
+        return False
+    return 2 * choice.cjk_notes >= choice.notes_read
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:

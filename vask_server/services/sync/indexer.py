@@ -23,12 +23,15 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.snapshot import ScanSeen, clear_snapshot, index_is_current, save_snapshot
 from vask_server.adapters.store import UNDROPPED_TABLES, Store
 from vask_server.adapters.tables import IndexTables
-from vask_server.adapters.vault import FileStat, Vault, VaultScan
-from vask_server.core.exclude import Excluder
+from vask_server.adapters.vault import FileStat, NoteUnreadable, Vault, VaultScan
+from vask_server.core.exclude import Excluder, opted_out, opted_out_text
+from vask_server.core.filetypes import MARKDOWN, file_type
 from vask_server.core.keyword_choice import VaultLanguage
 from vask_server.core.links import LinkResolver
+from vask_server.core.parse import frontmatter_of
 from vask_server.core.plan import IndexOptions, ScanPlan, SyncQueue, plan_scan, recent_first
 from vask_server.core.progress import SyncProgress
+from vask_server.errors import NotIndexed
 from vask_server.services.options import excluder_for, known_keyword_terms, with_vault_dates
 from vask_server.services.sync.batches import Pending, Present, embed_batch, write_pending
 from vask_server.services.sync.keyword_first import (
@@ -147,7 +150,7 @@ class Indexer:
         """The index of the configured embedding model, as a sync starts to build it (asks the model
         its dimension)."""
         dimension = await self.embedder.dimension()
-        return IndexRecord.building(self.embedder.model, dimension, self.options.keyword_terms)
+        return IndexRecord.building(self.embedder.model, dimension, self.options.keyword_terms, self.embedder.prompts)
 
     async def sync(
         self,
@@ -197,6 +200,7 @@ class Indexer:
         if run.terms_changed and not run.switching:
             await self._recut(run, stage)
         await self._plan(run)
+        await self._remove_opted_out(run)
         await self._embed_and_write(run, progress)
         await self._redo_linkers(run)
         await self._delete(run)
@@ -217,7 +221,14 @@ class Indexer:
     def _index_current(self, scan: VaultScan) -> bool:
         """Every note is exactly as the last complete sync of this model's index saw it."""
         meta = self.store.read_meta()
-        return index_is_current(self.store.index_dir, meta, self.embedder.model, self.options.fingerprint(), scan.notes)
+        return index_is_current(
+            self.store.index_dir,
+            meta,
+            self.embedder.model,
+            self.options.fingerprint(),
+            scan.notes,
+            self.embedder.prompts.document,
+        )
 
     async def _keyword_terms(
         self, excluder: Excluder, scan: VaultScan | None, *, current: bool, anew: bool
@@ -322,6 +333,41 @@ class Indexer:
             paths_present, hashes_present = await run.tables.chunk_keys()
             run.present = Present(paths_present | set(run.manifest), hashes_present)
 
+    async def _remove_opted_out(self, run: _Run) -> None:
+        """Indexed notes whose file now opts out in its frontmatter (`vask: exclude`, written while no
+        server watched): their rows go before anything is embedded, which waits behind a pause or the
+        notes before them, so no search finds them meanwhile. Their own turn in the sync then finds
+        them opted out, as it would have."""
+        indexed = [path for path in run.plan.changed if path in run.manifest]
+        await self._delete_opted_out(run.tables, indexed)
+
+    async def remove_opted_out(self, paths: Collection[str]) -> None:
+        """What a paused sync cannot wait for: of these notes just changed, those the searched index
+        holds and that now opt out lose their rows at once (the sync of them waits for the resume)."""
+        try:
+            tables = self.store.tables(self.store.read_meta().searched())
+        except NotIndexed:
+            return
+        held = await tables.manifest(paths, with_links=False)
+        await self._delete_opted_out(tables, [path for path in paths if path in held])
+
+    async def _delete_opted_out(self, tables: IndexTables, indexed: list[str]) -> None:
+        indexed = [path for path in indexed if file_type(path) == MARKDOWN]
+        if not indexed:
+            return
+        max_bytes = self.options.max_note_bytes
+        opted = await asyncio.to_thread(lambda: [p for p in indexed if self._opts_out_now(p, max_bytes)])
+        if opted:
+            await tables.delete_notes(opted)
+            self._purge = True  # no kept version of the tables may hold them either (at a sync's end)
+
+    def _opts_out_now(self, path: str, max_bytes: int) -> bool:
+        try:
+            text, _ = self.vault.read_note(path, max_bytes)
+        except NoteUnreadable:
+            return False  # (its turn in the sync says why it cannot be read)
+        return opted_out(frontmatter_of(text)) or opted_out_text(text)
+
     async def _linkers_of(self, run: _Run, hidden: set[str], *, exclude: Collection[str] = ()) -> set[str]:
         """The rule for notes that link to a note now excluded or opted out: links to it resolve to
         nothing, as to a missing note, so these notes are redone and no row keeps even its path."""
@@ -348,21 +394,10 @@ class Indexer:
             progress(0, run.total)
         keyword_first = run.first and run.only is None and run.large
         keyword_task: asyncio.Task[None] | None = None
-        # A keyword table an earlier run of this first sync finished: kept, brought in step with the
-        # vault before anything waits (a pause, the model), rather than written again after a batch.
-        kept_table = run.first and run.only is None and tables.text_ready()
-        if kept_table:
-            await refresh_keyword_table(
-                tables,
-                self.reader,
-                run.on_disk,
-                run.resolver,
-                recut=run.text_recut,
-                notes_per_batch=_NOTES_PER_BATCH,
-                rows_per_write=_ROWS_PER_WRITE,
-            )
+        kept_table = await self._keep_keyword_table(run)
         prepare = functools.partial(self._prepare_ahead, run.on_disk, run.manifest, run.resolver, run.keep)
-        batch = queue.take(FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH)
+        size = FIRST_BATCH_NOTES if keyword_first else _NOTES_PER_BATCH
+        batch = queue.take(size)
         upcoming = prepare(batch)
         pending = Pending()
         try:
@@ -375,10 +410,12 @@ class Indexer:
                 prepared = await upcoming
                 embedded_before = report.chunks_embedded
                 await self._embed_batch(tables, prepared, report, present, pending)
-                following = queue.take(_NOTES_PER_BATCH)
+                # A first sync's batches grow from the first, each written at once: the newest notes,
+                # searchable by meaning in the first seconds rather than after a whole batch.
+                growing, size = size < _NOTES_PER_BATCH, min(2 * size, _NOTES_PER_BATCH)
+                following = queue.take(size)
                 upcoming = prepare(following)
-                # (the first batch at once: the newest notes, searchable in the first seconds)
-                if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or done == 0:
+                if pending.due(_ROWS_PER_WRITE, _SECONDS_PER_WRITE) or upcoming is None or growing:
                     await self._write_pending(tables, pending, present)
                     pending = Pending()
                 done += len(batch)
@@ -407,6 +444,22 @@ class Indexer:
                 upcoming.cancel()
             if keyword_task is not None and not keyword_task.done():
                 keyword_task.cancel()
+
+    async def _keep_keyword_table(self, run: _Run) -> bool:
+        """A keyword table an earlier run of this first sync finished: kept, brought in step with the
+        vault before anything waits (a pause, the model), rather than written again after a batch."""
+        if not (run.first and run.only is None and run.tables.text_ready()):
+            return False
+        await refresh_keyword_table(
+            run.tables,
+            self.reader,
+            run.on_disk,
+            run.resolver,
+            recut=run.text_recut,
+            notes_per_batch=_NOTES_PER_BATCH,
+            rows_per_write=_ROWS_PER_WRITE,
+        )
+        return True
 
     async def _redo_linkers(self, run: _Run) -> None:
         """The notes linking to notes that opted out in their frontmatter (found only by reading
@@ -547,7 +600,7 @@ class Indexer:
         for rule in scan.excluded.values():
             report.excluded[rule] = report.excluded.get(rule, 0) + 1
         remembered = remember_scan_problems(meta, scan.problems, scan.skipped)
-        read = active.with_language(language)
+        read = active.with_language(language).with_query_prompt(self.embedder.prompts.query)
         if read != active:  # (read anew: kept as read)
             meta.active = read
             remembered = True

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 from vask_server.adapters.meta import IndexMeta
@@ -58,6 +58,7 @@ class LiveIndex:
         self._queued: set[str] = set()
         self._full_requested = True  # the start-up sync
         self._wake = asyncio.Event()
+        self._side_tasks: set[asyncio.Task[None]] = set()  # (held until done: the loop keeps only weak refs)
         self._wake.set()
         self._retry_delay = 1.0
         self._retry_handle: asyncio.TimerHandle | None = None
@@ -122,7 +123,19 @@ class LiveIndex:
             self._full_requested = True
         else:
             self._queued.add(path)
+            if self.services.indexer.paused:  # (a note that opts out meanwhile leaves the index at once)
+                self._leave_running(self.services.indexer.remove_opted_out([path]))
         self._wake.set()
+
+    def _leave_running(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work, name="vask-opt-out")
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_done)
+
+    def _side_done(self, task: asyncio.Task[None]) -> None:
+        self._side_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not remove a note that opted out: %s", task.exception())
 
     # -- the worker -------------------------------------------------------------------------------
 
