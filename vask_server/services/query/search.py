@@ -267,10 +267,8 @@ class Searcher:
         try:
             index = self.active()
             await self.calibrator.for_index(index)
-            # The database's caches of what the start-up check and the calibration read (the notes'
-            # records, a sample of passages) are dropped before the search indexes are loaded: an idle
-            # server keeps those indexes, not what it read once (docs/BENCHMARKS.md).
-            await self.store.forget_tables()
+            # (no reconnect here to drop what the calibration read: a sync may be writing through the
+            # handles a reconnect would leave behind, and searches would then miss what it writes)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
             tables = self.store.tables(index)
