@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,9 @@ import numpy as np
 
 from scripts.benchkit import (
     claim_bench_dir,
-    free_port,
     make_queries,
     print_table,
+    served,
     summary_ms,
     wait_background,
     write_json,
@@ -30,7 +30,6 @@ async def _query_bench(
     vault: Path, index_dir: Path, host: str, model: str, queries: list[str], mode: str
 ) -> dict[str, Any]:
     import aiohttp
-    from aiohttp import web
 
     from vask_server.config import load_settings
     from vask_server.core.retrieve import topic_query
@@ -42,24 +41,7 @@ async def _query_bench(
         env={}, vault=vault, index_dir=index_dir, ollama_host=host, embed_model=model, chat_model="extractive"
     )
     app = create_app(settings, watch=False)
-    handler_s: list[float] = []
-
-    @web.middleware
-    async def timing(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
-        started = time.perf_counter()
-        try:
-            return await handler(request)
-        finally:
-            if request.path == "/v1/search":
-                handler_s.append(time.perf_counter() - started)
-
-    app.middlewares.insert(0, timing)  # outermost: auth, host check and JSON encoding are inside
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    try:
+    async with served(app) as (port, handler_s):
         live = app[LIVE]
         await live.wait_idle(timeout=600)
         services = app[SERVICES]
@@ -68,7 +50,7 @@ async def _query_bench(
         ann_wait = time.perf_counter() - ann_started
         searcher = services.searcher
         index = searcher.active()
-        real = searcher._embedder(index.model)
+        real = searcher._embedder(index)
         # Query embedding is measured apart and excluded: vectors are made once, up front.
         vectors: dict[str, np.ndarray] = {}
         embed_started = time.perf_counter()
@@ -141,8 +123,6 @@ async def _query_bench(
             },
             "own_paragraph_found": own,
         }
-    finally:
-        await runner.cleanup()
 
 
 async def _own_paragraphs_found(store: Any, index: Any, embedder: Any, samples: int = 100) -> dict[str, int]:
@@ -193,7 +173,6 @@ def run_query(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, calls: int, seed: int) -> dict[str, Any]:
     import aiohttp
-    from aiohttp import web
 
     from vask_server.config import load_settings
     from vask_server.web.app import create_app
@@ -204,12 +183,7 @@ async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, ca
         env={}, vault=vault, index_dir=index_dir, ollama_host=host, embed_model=model, chat_model="extractive"
     )
     app = create_app(settings, watch=False)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    try:
+    async with served(app) as (port, _):
         await app[LIVE].wait_idle(timeout=1800)
         services = app[SERVICES]
         await wait_background(services.store)
@@ -253,8 +227,6 @@ async def _related_bench(vault: Path, index_dir: Path, host: str, model: str, ca
             "related": summary_ms(times[1:]),
             "longest_loop_stall": summary_ms(stalls[1:]),
         }
-    finally:
-        await runner.cleanup()
 
 
 def run_related(args: argparse.Namespace) -> dict[str, Any]:

@@ -22,8 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,10 @@ import numpy as np
 from scripts.benchkit import (
     DEFAULT_HOST,
     FAST_MODEL,
-    free_port,
     make_queries,
     ollama_running,
     print_table,
+    served,
     summary_ms,
     wait_background,
     write_json,
@@ -50,7 +49,6 @@ def with_time(query: str, phrase: str) -> str:
 
 async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]:
     import aiohttp
-    from aiohttp import web
 
     from vask_server.adapters.sql import filters_to_where
     from vask_server.config import load_settings
@@ -69,23 +67,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
         chat_model="extractive",
     )
     app = create_app(settings, watch=False)
-    handler_s: list[float] = []
-
-    @web.middleware
-    async def timing(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
-        started = time.perf_counter()
-        try:
-            return await handler(request)
-        finally:
-            if request.path == "/v1/search":
-                handler_s.append(time.perf_counter() - started)
-
-    app.middlewares.insert(0, timing)  # outermost: auth, host check and JSON encoding are inside
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with served(app) as (port, handler_s):
         await app[LIVE].wait_idle(timeout=600)
         services = app[SERVICES]
         await wait_background(services.store)
@@ -100,7 +82,7 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
             texts.update(filter(None, [understood.text, topic_query(understood.text)]))
             if understood.time_range is not None:
                 ranges.add((understood.time_range.start, understood.time_range.end))
-        real = searcher._embedder(index.model)
+        real = searcher._embedder(index)
         ordered = sorted(texts)
         vectors = dict(zip(ordered, await real.embed(ordered, query=True), strict=True))
 
@@ -159,8 +141,6 @@ async def _bench(args: argparse.Namespace, queries: list[str]) -> dict[str, Any]
             "timed_over_plain_median": round(timed_s["median_ms"] / plain_s["median_ms"], 3),
             "load_average": list(os.getloadavg()),
         }
-    finally:
-        await runner.cleanup()
 
 
 def build_parser() -> argparse.ArgumentParser:

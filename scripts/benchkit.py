@@ -23,7 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -561,3 +561,32 @@ def timed_search(server: Server, query: str, mode: str = "hybrid") -> float:
     if "hits" not in answer:
         raise SystemExit(f"/v1/search answered {answer}")
     return elapsed
+
+
+@contextlib.asynccontextmanager
+async def served(app: Any) -> AsyncIterator[tuple[int, list[float]]]:
+    """vask's aiohttp `app` served on a free port of 127.0.0.1 for the time of the block: the port, and
+    the time each `/v1/search` spent in the server, recorded by a middleware put outermost (the token
+    and host checks and the JSON encoding are inside it)."""
+    from aiohttp import web
+
+    handler_s: list[float] = []
+
+    @web.middleware
+    async def timing(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
+        started = time.perf_counter()
+        try:
+            return await handler(request)
+        finally:
+            if request.path == "/v1/search":
+                handler_s.append(time.perf_counter() - started)
+
+    app.middlewares.insert(0, timing)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield port, handler_s
+    finally:
+        await runner.cleanup()
