@@ -25,7 +25,6 @@ from vask_server.core.parse import normalize_newlines, parse_note
 from vask_server.core.sections import Section, find_section, plain, window
 from vask_server.errors import BadRequest, NotFound
 from vask_server.services.context import QueryServices
-from vask_server.services.options import excluder_for, index_options
 from vask_server.services.paths import note_path
 from vask_server.services.query.graph import LinkGraph
 
@@ -82,8 +81,7 @@ async def readable_path(services: QueryServices, value: str, name: str = "path")
 
 
 def _excluded_by_rule(services: QueryServices, path: str) -> bool:
-    options = index_options(services.settings)
-    return excluder_for(options, services.vault).rule_for(path) is not None
+    return services.searcher.exclusions()(path)
 
 
 async def readable_filter(services: QueryServices, paths: Collection[str]) -> set[str]:
@@ -91,8 +89,8 @@ async def readable_filter(services: QueryServices, paths: Collection[str]) -> se
     one given to this process alone, or an Excluded files entry added since the last sync)."""
 
     def check() -> set[str]:
-        excluder = excluder_for(index_options(services.settings), services.vault)
-        return {p for p in paths if is_note_path(p) and (not excluder.active or excluder.rule_for(p) is None)}
+        kept_out = services.searcher.exclusions()  # (the rules as they are now: services/query/exclusions.py)
+        return {p for p in paths if is_note_path(p) and not kept_out(p)}
 
     return await asyncio.to_thread(check) if paths else set()
 
@@ -204,8 +202,8 @@ async def list_notes(services: QueryServices, offset: int, limit: int) -> NotesP
     graph = await services.searcher.graphs.get(index)
 
     def page() -> NotesPage:
-        excluder = excluder_for(index_options(services.settings), services.vault)
-        paths = sorted(p for p in graph if is_note_path(p) and excluder.rule_for(p) is None)
+        kept_out = services.searcher.exclusions()
+        paths = sorted(p for p in graph if is_note_path(p) and not kept_out(p))
         chosen = paths[offset : offset + limit]
         more = offset + limit < len(paths)
         return NotesPage(
