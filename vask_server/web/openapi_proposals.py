@@ -115,39 +115,34 @@ def paths(errors: Callable[..., dict[str, Any]], json: Callable[..., dict[str, A
             },
             "post": {
                 "summary": "Propose an edit of a note, or a new note: nothing changes until a person approves",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["path"],
-                                "properties": {
-                                    "kind": {"type": "string", "enum": ["edit", "create"], "default": "edit"},
-                                    "path": {"type": "string", "minLength": 1},
-                                    "content": {"type": "string", "description": "the note's whole new text"},
-                                    "edits": {
-                                        "type": "array",
-                                        "maxItems": 200,
-                                        "description": "exact replacements, each 'old' found once in the note",
-                                        "items": {
-                                            "type": "object",
-                                            "additionalProperties": False,
-                                            "required": ["old", "new"],
-                                            "properties": {
-                                                "old": {"type": "string", "minLength": 1},
-                                                "new": {"type": "string"},
-                                            },
-                                        },
+                "requestBody": _required_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["path"],
+                        "properties": {
+                            "kind": {"type": "string", "enum": ["edit", "create"], "default": "edit"},
+                            "path": {"type": "string", "minLength": 1},
+                            "content": {"type": "string", "description": "the note's whole new text"},
+                            "edits": {
+                                "type": "array",
+                                "maxItems": 200,
+                                "description": "exact replacements, each 'old' found once in the note",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["old", "new"],
+                                    "properties": {
+                                        "old": {"type": "string", "minLength": 1},
+                                        "new": {"type": "string"},
                                     },
-                                    "source": {"type": "string", "maxLength": 64, "default": "api"},
-                                    "reason": {"type": "string", "maxLength": 2000},
                                 },
-                            }
-                        }
-                    },
-                },
+                            },
+                            "source": {"type": "string", "maxLength": 64, "default": "api"},
+                            "reason": {"type": "string", "maxLength": 2000},
+                        },
+                    }
+                ),
                 "responses": {**proposed, **errors(BadRequest, PayloadTooLarge, NotFound, NoteExcluded, QueueFull)},
             },
         },
@@ -155,42 +150,32 @@ def paths(errors: Callable[..., dict[str, Any]], json: Callable[..., dict[str, A
             "post": {
                 "summary": "Propose a link to a connection not linked yet: its name in the note becomes the link, "
                 "else a list item under a heading",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["path", "target"],
-                                "properties": {
-                                    "path": {"type": "string", "minLength": 1, "description": "the note to change"},
-                                    "target": {"type": "string", "minLength": 1, "description": "the note to link"},
-                                    "heading": {"type": "string", "maxLength": 200, "default": "Related"},
-                                },
-                            }
-                        }
-                    },
-                },
+                "requestBody": _required_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["path", "target"],
+                        "properties": {
+                            "path": {"type": "string", "minLength": 1, "description": "the note to change"},
+                            "target": {"type": "string", "minLength": 1, "description": "the note to link"},
+                            "heading": {"type": "string", "maxLength": 200, "default": "Related"},
+                        },
+                    }
+                ),
                 "responses": {**proposed, **errors(BadRequest, PayloadTooLarge, NotFound, NoteExcluded, QueueFull)},
             }
         },
         "/v1/proposals/apply-all": {
             "post": {
                 "summary": "Apply every waiting proposal from one source; those that cannot be (stale) stay waiting",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["source"],
-                                "properties": {"source": {"type": "string", "minLength": 1}},
-                            }
-                        }
-                    },
-                },
+                "requestBody": _required_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["source"],
+                        "properties": {"source": {"type": "string", "minLength": 1}},
+                    }
+                ),
                 "responses": {
                     "200": json(
                         {
@@ -248,3 +233,8 @@ def _decision(
 def _optional_body(schema: dict[str, Any]) -> dict[str, Any]:
     """A JSON request body the operation also takes empty."""
     return {"required": False, "content": {"application/json": {"schema": schema}}}
+
+
+def _required_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON request body the operation needs."""
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
