@@ -765,6 +765,8 @@ def eval_models_more() -> str:
     for name, label in (
         ("zh-blind", "help, Chinese, blind"),
         ("zh-english-blind", "help, Chinese, English questions (blind, then read)"),
+        ("zh-help-fresh", "help, Chinese, second blind set"),
+        ("notes-zh-english", "notes (2,245), Chinese, English questions (blind)"),
         ("zh-dev", "help, Chinese, tuning set"),
         ("ja-blind", "help, Japanese, blind"),
         ("ja-dev", "help, Japanese, tuning set"),
