@@ -5,8 +5,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tests.fake_ollama import embed_text
+from vask_server.adapters.tables import IndexTables
 from vask_server.core.retrieve import topic_query
 from vask_server.services.context import open_services
 from vask_server.services.query.ranking import RetrievalConfig
@@ -149,16 +151,16 @@ async def test_the_calibration_is_kept_for_the_next_start_and_measured_again_aft
         assert measured is not None and measured.pair_std > 0 and str(measured.pair_mean) in kept
 
     reads: list[str] = []
+    real = IndexTables.all_chunk_rows
 
     def count_reads(services) -> None:
-        tables = services.store.tables(services.searcher.active())
-        real = tables.all_chunk_rows
+        # (on the class: the calibration reads through tables of a connection of its own)
 
-        async def counted(*args, **kwargs):
+        async def counted(self, *args, **kwargs):
             reads.append("rows")
-            return await real(*args, **kwargs)
+            return await real(self, *args, **kwargs)
 
-        monkeypatch.setattr(tables, "all_chunk_rows", counted)
+        monkeypatch.setattr(IndexTables, "all_chunk_rows", counted)
 
     async with open_services(settings) as services:  # the next start: nothing changed
         count_reads(services)
@@ -266,15 +268,14 @@ async def test_searches_that_arrive_while_the_calibration_is_measured_wait_for_t
     released: list[str] = []
     monkeypatch.setattr(memory_module, "release_memory", lambda: released.append("released"))
     async with open_services(settings) as services:
-        tables = services.store.tables(services.searcher.active())
-        real = tables.all_chunk_rows
+        real = IndexTables.all_chunk_rows
 
-        async def counted(*args, **kwargs):
+        async def counted(self, *args, **kwargs):
             reads.append("rows")
             await asyncio.sleep(0.05)  # long enough for the searches below to arrive meanwhile
-            return await real(*args, **kwargs)
+            return await real(self, *args, **kwargs)
 
-        monkeypatch.setattr(tables, "all_chunk_rows", counted)
+        monkeypatch.setattr(IndexTables, "all_chunk_rows", counted)
         searcher = services.searcher
         searcher._quiet = ReleaseWhenQuiet(after=0.01)
         results = await asyncio.gather(
@@ -517,18 +518,62 @@ async def test_a_large_index_draws_its_calibration_notes_before_reading_any_pass
         await services.indexer.sync()
         tables = services.store.tables(services.searcher.active())
         read_all: list[int] = []
-        real = tables.all_chunk_rows
+        real = IndexTables.all_chunk_rows
 
-        async def every_row(*args: Any, **kwargs: Any) -> Any:
+        async def every_row(self: IndexTables, *args: Any, **kwargs: Any) -> Any:
             read_all.append(1)
-            return await real(*args, **kwargs)
+            return await real(self, *args, **kwargs)
 
-        monkeypatch.setattr(tables, "all_chunk_rows", every_row)
+        monkeypatch.setattr(IndexTables, "all_chunk_rows", every_row)
         calibration = await services.searcher.calibrator.for_index(services.searcher.active())
         assert read_all == []
+        monkeypatch.setattr(IndexTables, "all_chunk_rows", real)
         assert calibration.notes == 3 and calibration.kind == "questions" and calibration.pair_std > 0
         # one passage a note: its vectors are those of three different notes' passages
         notes, ids, by_id = await services.searcher.calibrator._sample(tables)
         paths = {row["path"] for row in (await tables.all_chunk_rows(["id", "path"])).to_pylist() if row["id"] in ids}
         assert notes == 3 and len(ids) == 3 and paths == {"Projects/Plan.md", "Sourdough.md", "Running.md"}
         assert all(by_id[i].shape == (tables.dimension,) for i in ids)
+
+
+async def test_the_calibration_reads_through_a_connection_of_its_own_closed_after(
+    fake_ollama, small_vault, settings_for, monkeypatch
+):
+    """What LanceDB caches while the calibration reads its sample (the path index's pages, the files'
+    metadata) is kept for the life of the connection that read it: the calibration reads through one
+    of its own, closed after, so the connection searches use holds only what searches load
+    (docs/BENCHMARKS.md, "A restart as a person meets it")."""
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+    from vask_server.adapters.database import Database
+
+    opened: list[Database] = []
+    real_connect = Database.connect.__func__  # type: ignore[attr-defined]
+
+    async def connect(cls, index_dir, *, read_only=False):  # type: ignore[no-untyped-def]
+        database = await real_connect(cls, index_dir, read_only=read_only)
+        opened.append(database)
+        return database
+
+    read_by: list[Database] = []
+    real_texts = IndexTables.texts_for_ids
+
+    async def texts(self: IndexTables, ids: Any) -> Any:
+        read_by.append(self.database)
+        return await real_texts(self, ids)
+
+    settings = settings_for(small_vault)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+    (services.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+    async with open_services(settings) as services:
+        monkeypatch.setattr(Database, "connect", classmethod(connect))
+        monkeypatch.setattr(IndexTables, "texts_for_ids", texts)
+        calibration = await services.searcher.calibrator.for_index(services.searcher.active())
+        assert calibration.kind == "questions" and calibration.pair_std > 0
+        (own,) = opened
+        assert own is not services.store.database and own.read_only
+        assert read_by and all(database is own for database in read_by)
+        with pytest.raises(RuntimeError, match="closed"):
+            await own.connection.list_tables()
+        found = await services.searcher.search("sourdough starter", top_k=3, min_similarity=0.0)
+        assert found.hits and opened == [own]  # (searches read through the store's own connection)

@@ -10,7 +10,9 @@ removal of old indexes, and the problems a user must act on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from vask_server.adapters.ann_plan import VECTOR_INDEX_MIN_ROWS as VECTOR_INDEX_MIN_ROWS  # (scripts read it here)
@@ -59,6 +61,18 @@ class Store:
         if key not in self._tables:
             self._tables[key] = IndexTables(self.database, index)
         return self._tables[key]
+
+    @contextlib.asynccontextmanager
+    async def passing_reader(self, index: IndexRecord) -> AsyncIterator[IndexTables]:
+        """This index's tables read through a connection of their own, closed after: for a large read
+        that searches never repeat (the search calibration's sample), so that what LanceDB caches
+        while it runs (pages of the path index, the files' metadata) is let go with it instead of
+        staying for the life of the connection searches use."""
+        database = await Database.connect(self.index_dir, read_only=True)
+        try:
+            yield IndexTables(database, index)
+        finally:
+            database.connection.close()  # type: ignore[no-untyped-call]
 
     @property
     def writes(self) -> int:

@@ -30,7 +30,7 @@ from vask_server.core.cjk import CJK, written_in_cjk
 from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.model_languages import reads_only_english
 from vask_server.core.retrieve import topic_query
-from vask_server.errors import ModelMissing, OllamaFailed, OllamaUnavailable
+from vask_server.errors import ModelMissing, NotIndexed, OllamaFailed, OllamaUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,13 @@ class Calibrator:
         return cache
 
     async def _measure(self, index: IndexRecord, version: str) -> _IndexCache:
-        tables = self.store.tables(index)
+        try:
+            async with self.store.passing_reader(index) as tables:
+                return await self._measure_with(index, version, tables)
+        except NotIndexed:  # (tables a first sync has not written yet: the store's own make them empty)
+            return await self._measure_with(index, version, self.store.tables(index))
+
+    async def _measure_with(self, index: IndexRecord, version: str, tables: IndexTables) -> _IndexCache:
         notes, ids, by_id = await self._sample(tables)
         across: tuple[float, float] | None = None
         if index.keyword_terms == CJK and reads_only_english(index.model) is True:
@@ -167,7 +173,7 @@ class Calibrator:
         kind, pairs = "passages", None
         if index.complete:  # (a first sync's model is busy: its searches must not queue behind it)
             try:
-                kind, pairs = "questions", await self._question_pairs(index, ids, found)
+                kind, pairs = "questions", await self._question_pairs(index, tables, ids, found)
             except (OllamaUnavailable, ModelMissing, OllamaFailed) as exc:
                 log.warning("the search calibration could not ask the model (%s); measured on passages for now", exc)
         if pairs is None:
@@ -224,7 +230,9 @@ class Calibrator:
         pairs = (self._across_vectors[1] @ np.stack(written).T).ravel()
         return float(pairs.mean()), float(pairs.std())
 
-    async def _question_pairs(self, index: IndexRecord, ids: list[str], sample: np.ndarray) -> np.ndarray:
+    async def _question_pairs(
+        self, index: IndexRecord, tables: IndexTables, ids: list[str], sample: np.ndarray
+    ) -> np.ndarray:
         """Cosines of the kind the decline rule compares: a topic embedded as a question (with the
         model's query instruction) against a passage of another note. The topics are the opening
         content words of some of the sample's own passages, each against the rest of the sample
@@ -232,7 +240,7 @@ class Calibrator:
         if len(ids) < 2:
             return np.zeros(0, dtype=np.float32)
         chosen = sorted(range(len(ids)), key=lambda k: ids[k])[:_QUERY_PROBES]  # (stable from one sync to the next)
-        texts = await self.store.tables(index).texts_for_ids([ids[k] for k in chosen])
+        texts = await tables.texts_for_ids([ids[k] for k in chosen])
         probes = [_probe(texts.get(ids[k], "")) for k in chosen]
         prompt = self.query_prompt(index)
         if prompt != self._probe_prompt:
