@@ -570,6 +570,51 @@ async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_qu
             assert await line(english) == (pytest.approx(2.15), True)  # (the vault's own line, as before)
 
 
+async def test_in_a_vault_in_both_languages_an_english_question_answered_among_chinese_notes_gets_their_line(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """A vault with a quarter or more of its notes in Chinese (commands and code among them) is one of
+    both languages: an English question whose leading passages include a Chinese one is held to the
+    line of questions in another language, even when its closest passage is in English. Its own
+    line, measured on topics half of which are Chinese, declined most English questions there. In a
+    vault mostly in English (a Chinese note in five) its closest passage alone decides, as before."""
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    both = tmp_path / "both"
+    both.mkdir()
+    shutil.copy(SAMPLE_VAULT / "01 Projects" / "家庭相册数字化.md", both / "家庭相册数字化.md")
+    shutil.copy(SAMPLE_VAULT / "02 Areas" / "中文" / "日记 - 杭州周末.md", both / "日记 - 杭州周末.md")
+    for name, text in (
+        ("Sourdough", "Feed the starter the night before."),
+        ("Running", "Easy runs on Monday, a long run on Sunday."),
+        ("Garden", "Water the tomatoes in the evening."),
+    ):
+        (both / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+    near_english = "When do I feed the sourdough starter, and with which flour?"  # closest: an English note
+    settings = settings_for(both, embed_model="multilingual-e5-small", index_dir=tmp_path / "idx")
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        index = services.searcher.active()
+        assert index.keyword_terms == CJK and index.keyword_choice is not None
+        assert (index.keyword_choice.cjk_notes, index.keyword_choice.notes_read) == (2, 5)
+        calibration = await services.searcher.calibrator.for_index(index)
+        measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
+        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+
+        async def asked(top_k: int):  # type: ignore[no-untyped-def]
+            return await services.searcher.search_question(
+                Question(near_english, today=TODAY, top_k=top_k, min_similarity=0.0)
+            )
+
+        alone = await asked(1)  # its one leading passage: the English note's
+        assert [hit.path for hit in alone.hits] == [] and alone.declined
+        assert alone.evidence_threshold == pytest.approx(2.15)
+        among = await asked(5)  # ... and a Chinese note's passage among the five
+        assert not among.declined and among.evidence_threshold == pytest.approx(-0.85)
+        assert among.hits[0].path == "Sourdough.md"
+        chinese = Question("杭州周末去了哪里？", today=TODAY, top_k=5, min_similarity=0.0)
+        assert (await services.searcher.search_question(chinese)).evidence_threshold == pytest.approx(2.15)
+
+
 async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(
     fake_ollama, tmp_path, settings_for
 ):

@@ -486,9 +486,13 @@ class Searcher:
             # the topic's best over the whole index, without a search of its own.
             cosines = np.stack(found.readable_vectors) @ found.topic_vector
             evidence = float(cosines.max())
-            # ... in Chinese or Japanese, for a question that is not: held to the line of questions
-            # in another language (core/across.py)
-            across = asked.across or (not asked.cjk_units and found.readable_cjk[int(cosines.argmax())])
+            # ... in Chinese or Japanese, or answered from such passages among others (a vault of
+            # notes in both): a question that is not is held to the line of questions in another
+            # language (core/across.py)
+            across = asked.across or (
+                not asked.cjk_units
+                and (found.readable_cjk[int(cosines.argmax())] or _leads_in_cjk(asked, ranked[: asked.top_k]))
+            )
         elif found.topic_vector is not None:
             evidence = None
         calibration = await self.calibrator.for_index(asked.index)
@@ -588,10 +592,22 @@ class _Candidates:
 
 def mostly_cjk(index: IndexRecord) -> bool:
     """Most of the notes the index's last whole sync read are written in Chinese or Japanese."""
+    return cjk_share_of_notes(index) >= 0.5
+
+
+# A vault with this share of its notes written in Chinese or Japanese is one of both languages (a
+# Chinese speaker's notes around English commands and code): an English question there is answered
+# from notes in either, and the vault's own line, measured on topics half of which are Chinese, sits
+# above what it scores against the note that answers it (docs/EVALUATION.md, "Notes in two languages").
+_BOTH_LANGUAGES_SHARE = 0.25
+
+
+def cjk_share_of_notes(index: IndexRecord) -> float:
+    """The share of the notes the index's last whole sync read that are written in Chinese or Japanese."""
     choice = index.keyword_choice
     if index.keyword_terms != CJK or choice is None or not choice.notes_read:
-        return False
-    return 2 * choice.cjk_notes >= choice.notes_read
+        return 0.0
+    return choice.cjk_notes / choice.notes_read
 
 
 def scope_not_found(unmatched: tuple[Unmatched, ...]) -> ScopeNotFound:
@@ -645,6 +661,14 @@ def _connection_topic(text: str) -> str | None:
     wanted = content_words(text) - _CONNECTION_WORDS
     words = [w for w in text.split() if w.strip("¿?¡!.,;:\"'()").lower() in wanted]
     return " ".join(words) if words else None
+
+
+def _leads_in_cjk(asked: _Asked, leading: Sequence[Ranked]) -> bool:
+    """In a vault of notes in both languages, whether any of a question's leading passages is written
+    in Chinese or Japanese."""
+    return cjk_share_of_notes(asked.index) >= _BOTH_LANGUAGES_SHARE and written_in_cjk(
+        passage_text(r.row) for r in leading
+    )
 
 
 def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:
