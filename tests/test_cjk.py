@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
@@ -552,7 +553,9 @@ async def test_an_english_question_about_chinese_notes_is_held_to_the_line_of_qu
             assert calibration.across_mean is not None and calibration.across_std is not None
             assert set(ACROSS_PROBES) <= {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
             # the vault's own line far above anything, the other language's at the bottom: which one a
-            # question is held to decides whether it is declined
+            # question is held to decides whether it is declined (ranked as measured: core/across.py)
+            centre = await services.searcher.calibrator.across_centre(services.searcher.active())
+            monkeypatch.setattr(services.searcher.calibrator, "across_centre", _returning(centre))
             measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
             monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
 
@@ -648,8 +651,55 @@ async def test_no_other_language_line_for_an_english_only_model_or_a_vault_witho
         assert again == measured and fake_ollama.fake.embed_calls >= 1  # (measured, not read)
 
 
-def _returning(calibration):  # type: ignore[no-untyped-def]
-    async def for_index(index):  # type: ignore[no-untyped-def]
-        return calibration
+def _returning(value):  # type: ignore[no-untyped-def]
+    async def returns(index):  # type: ignore[no-untyped-def]
+        return value
 
-    return for_index
+    return returns
+
+
+async def test_an_english_question_about_chinese_notes_is_ranked_without_what_every_english_question_shares(
+    fake_ollama, tmp_path, settings_for
+):
+    """What every English question shares pulls it towards the same Chinese passages whatever it asks:
+    with the fake model, the instruction word every question is sent with ("query: "), which a note on
+    URIs holds three times. Taken out (the everyday probes' mean, core/across.py), the note that
+    answers the question ranks first; before, the URI note did for every English question."""
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 384  # (its size: few of the fake's words collide)
+    vault = _cjk_vault(tmp_path)
+    (vault / "URI 参数.md").write_text("# URI 参数\n\n用 query 参数打开笔记：query 写在问号后面，query 要编码。\n")
+    # (the decline line moved out of the way: what is asked here is the order)
+    settings = settings_for(vault, embed_model="multilingual-e5-small", index_dir=tmp_path / "idx", decline_sigmas=-3)
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        for question, path in (
+            ("Which Lightroom folders hold the album scans?", "家庭相册数字化.md"),
+            ("Was the Epson V600 scanner borrowed?", "家庭相册数字化.md"),
+        ):
+            asked = Question(question, today=TODAY, top_k=3, min_similarity=0.0)
+            found = await services.searcher.search_question(asked)
+            assert not found.declined and found.hits[0].path == path, (question, [h.path for h in found.hits])
+        # A Chinese question is ranked as asked: the URI note answers its own question first
+        found = await services.searcher.search_question(
+            Question("query 参数写在哪里？", today=TODAY, top_k=3, min_similarity=0.0)
+        )
+        assert found.hits[0].path == "URI 参数.md"
+
+
+def test_the_centre_of_questions_in_another_language_is_taken_out_of_the_question() -> None:
+    """A passage as close to every probe as to the question loses its lead to the passage closest to
+    what the question itself asks; the scores stay cosines moved by the probes' lead, and searching
+    with `query` orders passages as `scores` does."""
+    from vask_server.core.across import AcrossCentre
+
+    shared, own, other = np.eye(3, dtype=np.float32)
+    question = (shared + own) / np.sqrt(2)
+    hub, answer = shared, (own + other) / np.sqrt(2)
+    centre = AcrossCentre(centre=0.8 * shared, level=0.1)
+    passages = np.stack([hub, answer])
+    assert (passages @ question)[0] > (passages @ question)[1]  # as asked, the hub first
+    scores = centre.scores(question, passages)
+    assert scores[1] > scores[0]
+    assert scores == pytest.approx([question @ hub - 0.8 + 0.1, question @ answer + 0.1], abs=1e-6)
+    searched = passages @ centre.query(question)
+    assert np.argsort(-searched).tolist() == np.argsort(-scores).tolist()

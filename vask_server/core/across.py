@@ -7,9 +7,19 @@ Chinese or Japanese the calibration also measures these everyday English topics,
 against its passages in those languages (services/query/calibrator.py); an English question whose
 closest passage is in Chinese or Japanese is then held to that line (services/query/search.py).
 Everyday things, so that few of them are what any note is about: one that is barely moves the figures.
+
+The same probes rank such a question (`AcrossCentre`). What every English question shares pulls it
+towards the same few passages whatever it asks (those with English words in them above all): the
+probes' mean is that shared part, and it is taken out of the question before the passages are ranked,
+the way a language's mean is taken out of multilingual sentence vectors to compare meaning across
+languages (Libovický, Rosa and Fraser, 2020).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
 
 ACROSS_PROBES = (
     "train tickets from Berlin to Prague",
@@ -45,3 +55,25 @@ ACROSS_PROBES = (
     "guitar chords for beginners",
     "moving house checklist",
 )
+
+
+@dataclass(frozen=True)
+class AcrossCentre:
+    """What the probes, asked as questions, share against an index's passages in Chinese or Japanese:
+    their mean vector, and their mean cosine to those passages (the calibration's `across_mean`)."""
+
+    centre: np.ndarray
+    level: float
+
+    def query(self, question: np.ndarray) -> np.ndarray:
+        """The vector to search with: the question without what every English question shares.
+        (Its cosines order passages as `scores` does: every passage vector has length one.)"""
+        searched: np.ndarray = question - self.centre
+        return searched
+
+    def scores(self, question: np.ndarray, passages: np.ndarray) -> np.ndarray:
+        """Each passage's cosine to the question, less how much closer than the probes' usual level
+        the probes themselves come to it: a passage near every English question loses that lead, and
+        the scores stay on the scale of cosines (the decline line and the fusion read them so)."""
+        scores: np.ndarray = passages @ question - (passages @ self.centre - self.level)
+        return scores

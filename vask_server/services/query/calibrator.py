@@ -25,7 +25,7 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.schema import vector_matrix
 from vask_server.adapters.store import Store
 from vask_server.adapters.tables import IndexTables
-from vask_server.core.across import ACROSS_PROBES
+from vask_server.core.across import ACROSS_PROBES, AcrossCentre
 from vask_server.core.cjk import CJK, written_in_cjk
 from vask_server.core.embed_prompts import EmbedPrompts
 from vask_server.core.model_languages import reads_only_english
@@ -216,19 +216,34 @@ class Calibrator:
         written = [by_id[i] for i in ids if written_in_cjk([texts.get(i, "")])]
         if not written:
             return None
+        try:
+            probes = await self._across_probes(index)
+        except (OllamaUnavailable, ModelMissing, OllamaFailed):
+            return None  # (the same-language line is then measured on passages, and not kept)
+        pairs = (probes @ np.stack(written).T).ravel()
+        return float(pairs.mean()), float(pairs.std())
+
+    async def _across_probes(self, index: IndexRecord) -> np.ndarray:
+        """core/across.py's probes embedded as the index's questions are (once per query instruction)."""
         prompt = self.query_prompt(index)
         if self._across_vectors is None or self._across_vectors[0] != prompt:
             prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
             embedder = Embedder(
                 self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1
             )
-            try:
-                vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
-                self._across_vectors = (prompt, np.asarray(vectors, dtype=np.float32))
-            except (OllamaUnavailable, ModelMissing, OllamaFailed):
-                return None  # (the same-language line is then measured on passages, and not kept)
-        pairs = (self._across_vectors[1] @ np.stack(written).T).ravel()
-        return float(pairs.mean()), float(pairs.std())
+            vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
+            self._across_vectors = (prompt, np.asarray(vectors, dtype=np.float32))
+        return self._across_vectors[1]
+
+    async def across_centre(self, index: IndexRecord) -> AcrossCentre | None:
+        """What every question in another language than the index's Chinese or Japanese passages
+        shares (core/across.py): None where the calibration measured no such level. The probes are
+        embedded at most once per query instruction (a calibration read from disk has none yet)."""
+        calibration = await self.for_index(index)
+        if calibration.across_mean is None:
+            return None
+        probes = await self._across_probes(index)
+        return AcrossCentre(probes.mean(axis=0), calibration.across_mean)
 
     async def _question_pairs(
         self, index: IndexRecord, tables: IndexTables, ids: list[str], sample: np.ndarray

@@ -23,6 +23,7 @@ from vask_server.adapters.ollama import Embedder
 from vask_server.adapters.sql import filters_to_where
 from vask_server.adapters.store import Store
 from vask_server.adapters.tables import SearchOptions
+from vask_server.core.across import AcrossCentre
 from vask_server.core.cjk import (
     CJK,
     CJK_COVERAGE_EVIDENCE,
@@ -55,6 +56,7 @@ from vask_server.errors import (
     IndexBroken,
     ModelMissing,
     NotIndexed,
+    OllamaFailed,
     OllamaUnavailable,
     ScopeNotFound,
 )
@@ -393,7 +395,8 @@ class Searcher:
             if not isinstance(exc, (OllamaUnavailable, ModelMissing)):
                 raise
             return await self._keywords_alone(asked, keywords, exc)
-        found = await self._candidates(asked, vectors, keywords)
+        centre = await self._across_centre(asked.index) if asked.across else None
+        found = await self._candidates(asked, vectors, keywords, centre)
         scale = await self.cosine_scale(asked.index)
         text_rows = [] if asked.across else found.text_rows
         ranked = asked.config.fuse(found.vector_rows, text_rows, query=query, blind=asked.blind, scale=scale)
@@ -427,23 +430,35 @@ class Searcher:
             notice=f"{failure.message}. Showing keyword matches only. {failure.hint}",
         )
 
+    async def _across_centre(self, index: IndexRecord) -> AcrossCentre | None:
+        """What every English question shares against the index's Chinese or Japanese passages, taken
+        out of one before it is ranked (core/across.py); None (ranked as asked) when not measured."""
+        try:
+            return await self.calibrator.across_centre(index)
+        except (OllamaUnavailable, ModelMissing, OllamaFailed) as exc:
+            log.warning("ranking a question in another language as asked (%s)", exc)
+            return None
+
     async def _candidates(
         self,
         asked: _Asked,
         vectors: np.ndarray,
         keywords: asyncio.Future[tuple[list[dict[str, Any]], IndexBroken | None]] | None,
+        centre: AcrossCentre | None = None,
     ) -> _Candidates:
         """The rows closest in meaning to the question and, in a hybrid search, its keyword matches,
-        each with its cosine to the question."""
+        each with its cosine to the question. With `centre`, a question in another language than the
+        notes: searched and scored without what every such question shares (core/across.py)."""
         vector = vectors[0]
         filters = asked.filters
         options = SearchOptions(
-            with_vectors=asked.topic is not None,
+            with_vectors=asked.topic is not None or centre is not None,
             # (notes named, by the caller or a [[Note]] in the question: few rows, searched exactly)
             approximate_filter=filters is None or not (filters.paths or (filters.scope and filters.scope.notes)),
         )
         limit = max(asked.config.vector_candidates, asked.top_k * 4)
-        vector_search = self.store.tables(asked.index).vector_search(vector, limit, asked.where, options)
+        searched = centre.query(vector) if centre is not None else vector
+        vector_search = self.store.tables(asked.index).vector_search(searched, limit, asked.where, options)
         text_rows: list[dict[str, Any]] = []
         notice: str | None = None
         if keywords is not None:
@@ -455,6 +470,8 @@ class Searcher:
         else:
             vector_rows = await vector_search
         vector_rows = _kept(vector_rows, self.exclusions())
+        if centre is not None:
+            _score_across(vector_rows, vector, centre)
         embedded_rows = [row for row in text_rows if "vector" in row]  # (a first sync's not yet embedded have none)
         text_vectors = [np.asarray(row.pop("vector"), dtype=np.float32) for row in embedded_rows]
         for row, row_vector in zip(embedded_rows, text_vectors, strict=True):
@@ -669,6 +686,17 @@ def _leads_in_cjk(asked: _Asked, leading: Sequence[Ranked]) -> bool:
     return cjk_share_of_notes(asked.index) >= _BOTH_LANGUAGES_SHARE and written_in_cjk(
         passage_text(r.row) for r in leading
     )
+
+
+def _score_across(rows: list[dict[str, Any]], question: np.ndarray, centre: AcrossCentre) -> None:
+    """Each row's score: its cosine to a question in another language, less what every such question
+    shares (core/across.py)."""
+    embedded = [row for row in rows if "vector" in row]
+    if not embedded:
+        return
+    passages = np.stack([np.asarray(row["vector"], dtype=np.float32) for row in embedded])
+    for row, score in zip(embedded, centre.scores(question, passages), strict=True):
+        row["score"] = float(score)
 
 
 def _keyword_hits(rows: list[dict[str, Any]]) -> list[Hit]:
