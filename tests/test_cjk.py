@@ -686,6 +686,29 @@ async def test_an_english_question_about_chinese_notes_is_ranked_without_what_ev
         assert found.hits[0].path == "URI 参数.md"
 
 
+async def test_the_warm_up_embeds_the_probes_an_english_question_is_ranked_with(fake_ollama, tmp_path, settings_for):
+    """After a restart the calibration is read from disk, and the everyday probes that rank an English
+    question over Chinese notes are not: the warm-up embeds them, so that the first such question sends
+    the model only itself. A vault in English has no such probes to embed."""
+    from vask_server.core.across import ACROSS_PROBES
+
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    vault = _cjk_vault(tmp_path)
+    settings = settings_for(vault, embed_model="multilingual-e5-small", index_dir=tmp_path / "idx")
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        await services.searcher.calibrator.for_index(services.searcher.active())  # (measured and kept)
+    async with open_services(settings) as services:  # a restart: the calibration read from disk
+        fake_ollama.fake.reset_counters()
+        await services.searcher.warm()
+        probes = {text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts}
+        assert set(ACROSS_PROBES) <= probes
+        fake_ollama.fake.reset_counters()
+        asked = Question("Which Lightroom folders hold the album scans?", today=TODAY, top_k=3, min_similarity=0.0)
+        await services.searcher.search_question(asked)
+        assert not set(ACROSS_PROBES) & {t.removeprefix("query: ") for t in fake_ollama.fake.embedded_texts}
+
+
 def test_the_centre_of_questions_in_another_language_is_taken_out_of_the_question() -> None:
     """A passage as close to every probe as to the question loses its lead to the passage closest to
     what the question itself asks; the scores stay cosines moved by the probes' lead, and searching

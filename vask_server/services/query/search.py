@@ -269,8 +269,8 @@ class Searcher:
         try:
             index = self.active()
             await self.calibrator.for_index(index)
-            # (no reconnect here to drop what the calibration read: a sync may be writing through the
-            # handles a reconnect would leave behind, and searches would then miss what it writes)
+            if _english_across(index):  # (the everyday probes an English question is ranked with)
+                await self.calibrator.across_centre(index)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
             tables = self.store.tables(index)
@@ -591,7 +591,7 @@ class _Asked:
         topic = topic_query(query) if config.decline_on_topic() else None
         units = cjk_content(query) if index.keyword_terms == CJK else set()
         blind = bool(units) and reads_only_english(index.model) is True
-        across = not units and mostly_cjk(index) and reads_only_english(index.model) is not True
+        across = not units and _english_across(index)
         return cls(index, query, top_k, min_similarity, filters, config, where, topic, units, blind, across)
 
 
@@ -605,6 +605,12 @@ class _Candidates:
     readable_cjk: list[bool]  # ... whether each is written in Chinese or Japanese
     topic_vector: np.ndarray | None  # the question's topic, embedded beside it
     notice: str | None  # a broken keyword index: the vector list answered alone
+
+
+def _english_across(index: IndexRecord) -> bool:
+    """A question not in Chinese or Japanese over this index asks across languages: most of its notes
+    are written in them, and its model reads them."""
+    return mostly_cjk(index) and reads_only_english(index.model) is not True
 
 
 def mostly_cjk(index: IndexRecord) -> bool:
