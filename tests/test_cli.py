@@ -28,6 +28,20 @@ def test_index_prints_a_summary_and_the_second_run_embeds_nothing(cli_env, vault
     assert fake_ollama.fake.embed_calls == 0  # the fast path does not even ask the model
 
 
+def test_index_keeps_the_search_calibration_so_the_next_start_measures_nothing(cli_env, vault, capsys, fake_ollama):
+    """`vask index` measures the search calibration at its end and keeps it: the server started next
+    (here a search in a new process) reads it, and asks the model only for the question itself."""
+    from vask_server.adapters.calibration import CALIBRATION_FILE
+
+    run(capsys, "index", "--vault", str(vault), "--quiet")
+    kept = json.loads((cli_env / CALIBRATION_FILE).read_text("utf-8"))
+    assert kept["kind"] == "questions" and kept["pair_std"] > 0
+    fake_ollama.fake.reset_counters()
+    code, out, _ = run(capsys, "search", "--vault", str(vault), "sourdough starter feeding", "--json")
+    assert code == 0 and json.loads(out)["hits"]
+    assert fake_ollama.fake.embed_calls == 1  # the question alone: no calibration probes
+
+
 def test_search_json_shape(cli_env, vault, capsys):
     run(capsys, "index", "--vault", str(vault), "--quiet")
     code, out, _ = run(capsys, "search", "--vault", str(vault), "sourdough starter feeding", "--json")

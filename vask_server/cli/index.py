@@ -51,6 +51,7 @@ async def index(args: argparse.Namespace, services: Services) -> int:
     progress = ProgressBar(sys.stderr, enabled=not args.quiet, estimate=lambda: services.indexer.progress)
     result = await services.indexer.sync(force=args.full, progress=progress)
     await services.store.wait_background()  # a large index's ANN index, before this process exits
+    await services.searcher.keep_calibration()
     print(f"indexed {services.vault_root} with {result.model} ({result.dimension}-d) into {services.index_dir}")
     print(result.summary())
     for path, reason in result.failed:

@@ -283,6 +283,15 @@ class Searcher:
             # goes back to the system now: the server sits idle at what it keeps, not at the warm-up's peak.
             await self._quiet.release_now()
 
+    async def keep_calibration(self) -> None:
+        """Measures the active index's search calibration now and keeps it in the index folder (`vask
+        index`, at its end): the next `vask serve` reads it instead of measuring it after it is ready,
+        while the first question waits. Where the model cannot be asked, that start measures it."""
+        try:
+            await self.calibrator.for_index(self.active())
+        except NotIndexed:
+            return
+
     async def understand(self, question: Question) -> Understood:
         """What `search_question` will search: the question's scope resolved in this index and its
         time read, and for "what connects to [[X]] / this note?" the seed (core/question.py).
