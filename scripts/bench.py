@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--first-start",
         action="store_true",
-        help="each start as the first after `vask index`: the search calibration the last one kept is removed",
+        help="each start one that measures the search calibration (the kept one is removed)",
     )
     common(p)
 

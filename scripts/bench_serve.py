@@ -115,8 +115,8 @@ def _restart_once(
     if getattr(args, "first_start", False):
         from vask_server.adapters.calibration import CALIBRATION_FILE
 
-        # As the first start after `vask index`, which measures no search calibration: the one the
-        # previous start measured and kept goes.
+        # A start that must measure the search calibration (after an index whose `vask index` could not
+        # ask the model for it, or made by a vask that kept none): the one kept goes.
         (args.index_dir / CALIBRATION_FILE).unlink(missing_ok=True)
     before = embed_inputs(args.ollama_host)
     server = start_server(
