@@ -577,45 +577,75 @@ async def test_in_a_vault_in_both_languages_an_english_question_answered_among_c
     fake_ollama, tmp_path, settings_for, monkeypatch
 ):
     """A vault with a quarter or more of its notes in Chinese (commands and code among them) is one of
-    both languages: an English question whose leading passages include a Chinese one is held to the
-    line of questions in another language, even when its closest passage is in English. Its own
-    line, measured on topics half of which are Chinese, declined most English questions there. In a
-    vault mostly in English (a Chinese note in five) its closest passage alone decides, as before."""
+    both languages: an English question whose first six passages include a Chinese one is held to the
+    line of questions in another language, even when its closest passage is in English, however many
+    hits it asks for. Its own line, measured on topics half of which are Chinese, declined most English
+    questions there. Where its first six are all English it keeps the vault's line; in a vault mostly
+    in English (a Chinese note in five) its closest passage alone decides, as before."""
     fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
-    both = tmp_path / "both"
-    both.mkdir()
-    shutil.copy(SAMPLE_VAULT / "01 Projects" / "家庭相册数字化.md", both / "家庭相册数字化.md")
-    shutil.copy(SAMPLE_VAULT / "02 Areas" / "中文" / "日记 - 杭州周末.md", both / "日记 - 杭州周末.md")
-    for name, text in (
-        ("Sourdough", "Feed the starter the night before."),
-        ("Running", "Easy runs on Monday, a long run on Sunday."),
-        ("Garden", "Water the tomatoes in the evening."),
-    ):
-        (both / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
     near_english = "When do I feed the sourdough starter, and with which flour?"  # closest: an English note
-    settings = settings_for(both, embed_model="multilingual-e5-small", index_dir=tmp_path / "idx")
-    async with open_services(settings) as services:
-        await services.indexer.sync()
-        index = services.searcher.active()
-        assert index.keyword_terms == CJK and index.keyword_choice is not None
-        assert (index.keyword_choice.cjk_notes, index.keyword_choice.notes_read) == (2, 5)
-        calibration = await services.searcher.calibrator.for_index(index)
-        measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
-        monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+    chinese = ("家庭相册数字化.md", "日记 - 杭州周末.md", "读书笔记 - 活着.md")
+    english = {
+        "Sourdough": "Feed the starter the night before.",
+        "Running": "Easy runs on Monday, a long run on Sunday.",
+        "Garden": "Water the tomatoes in the evening.",
+    }
+    more_sourdough = {f"Sourdough {n}": f"Feed the sourdough starter with rye flour, batch {n}." for n in range(7)}
+    lines = {}
+    for name, notes, english_notes in (("both", chinese[:2], english), ("english-led", chinese, more_sourdough)):
+        vault = tmp_path / name
+        vault.mkdir()
+        for note in notes:
+            folder = "01 Projects" if note.startswith("家庭") else "02 Areas/中文"
+            shutil.copy(SAMPLE_VAULT / folder / note, vault / note)
+        for title, text in english_notes.items():
+            (vault / f"{title}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+        settings = settings_for(vault, embed_model="multilingual-e5-small", index_dir=tmp_path / f"idx-{name}")
+        async with open_services(settings) as services:
+            await services.indexer.sync()
+            index = services.searcher.active()
+            assert index.keyword_terms == CJK and index.keyword_choice is not None
+            choice = index.keyword_choice
+            assert choice.cjk_notes * 4 >= choice.notes_read, name  # (a quarter or more)
+            calibration = await services.searcher.calibrator.for_index(index)
+            measured = replace(calibration, pair_mean=2.0, pair_std=0.1, across_mean=-1.0, across_std=0.1)
+            monkeypatch.setattr(services.searcher.calibrator, "for_index", _returning(measured))
+            for top_k in (1, 5):
+                asked = Question(near_english, today=TODAY, top_k=top_k, min_similarity=0.0)
+                found = await services.searcher.search_question(asked)
+                lines[(name, top_k)] = found.evidence_threshold
+                if name == "both":
+                    assert not found.declined and found.hits[0].path == "Sourdough.md"
+            chinese_question = Question("杭州周末去了哪里？", today=TODAY, top_k=5, min_similarity=0.0)
+            found = await services.searcher.search_question(chinese_question)
+            assert found.evidence_threshold == pytest.approx(2.15)  # a Chinese question: the vault's line
+    assert lines[("both", 1)] == lines[("both", 5)] == pytest.approx(-0.85)
+    assert lines[("english-led", 1)] == lines[("english-led", 5)] == pytest.approx(2.15)
 
-        async def asked(top_k: int):  # type: ignore[no-untyped-def]
-            return await services.searcher.search_question(
-                Question(near_english, today=TODAY, top_k=top_k, min_similarity=0.0)
-            )
 
-        alone = await asked(1)  # its one leading passage: the English note's
-        assert [hit.path for hit in alone.hits] == [] and alone.declined
-        assert alone.evidence_threshold == pytest.approx(2.15)
-        among = await asked(5)  # ... and a Chinese note's passage among the five
-        assert not among.declined and among.evidence_threshold == pytest.approx(-0.85)
-        assert among.hits[0].path == "Sourdough.md"
-        chinese = Question("杭州周末去了哪里？", today=TODAY, top_k=5, min_similarity=0.0)
-        assert (await services.searcher.search_question(chinese)).evidence_threshold == pytest.approx(2.15)
+async def test_another_model_with_the_same_instruction_gets_probes_of_its_own(fake_ollama, tmp_path, settings_for):
+    """The everyday probes and the calibration's topics are kept embedded between searches: an index
+    built anew with another model that takes the same instruction (here of another size) gets its own,
+    instead of the old model's vectors (every search failed on their size)."""
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    fake_ollama.fake.embed_models["multilingual-e5-base"] = 48
+    vault = _cjk_vault(tmp_path)
+    english = Question("Which Lightroom folders hold the album scans?", today=TODAY, top_k=3, min_similarity=0.0)
+
+    def settings(model: str):  # type: ignore[no-untyped-def]
+        # (the decline line out of the way: what is asked here is that the search answers at all)
+        return settings_for(vault, embed_model=model, index_dir=tmp_path / "idx", decline_sigmas=-3)
+
+    async with open_services(settings("multilingual-e5-small")) as s:
+        await s.indexer.sync()
+    async with open_services(settings("multilingual-e5-base")) as s:
+        assert s.searcher.active().model == "multilingual-e5-small"  # (the old index answers until the new is built)
+        before = await s.searcher.search_question(english)
+        assert before.hits
+        await s.indexer.sync()
+        assert s.searcher.active().model == "multilingual-e5-base"
+        after = await s.searcher.search_question(english)
+        assert after.hits and not after.declined
 
 
 async def test_no_other_language_line_for_an_english_only_model_or_a_vault_without_chinese(
@@ -707,6 +737,36 @@ async def test_the_warm_up_embeds_the_probes_an_english_question_is_ranked_with(
         asked = Question("Which Lightroom folders hold the album scans?", today=TODAY, top_k=3, min_similarity=0.0)
         await services.searcher.search_question(asked)
         assert not set(ACROSS_PROBES) & {t.removeprefix("query: ") for t in fake_ollama.fake.embedded_texts}
+
+
+async def test_the_warm_up_loads_the_indexes_when_the_probes_cannot_be_embedded(
+    fake_ollama, tmp_path, settings_for, monkeypatch
+):
+    """A model server down at the warm-up leaves the probes to the first English question, and the
+    warm-up still opens the tables and loads their indexes (the keyword one is what searches use then)."""
+    from vask_server.adapters.tables import IndexTables
+    from vask_server.errors import OllamaUnavailable
+
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    settings = settings_for(_cjk_vault(tmp_path), embed_model="multilingual-e5-small", index_dir=tmp_path / "idx")
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        await services.searcher.calibrator.for_index(services.searcher.active())
+
+        async def down(index):  # type: ignore[no-untyped-def]
+            raise OllamaUnavailable("Ollama is not reachable", "start it")
+
+        checked: list[bool] = []
+        real = IndexTables.check_keyword_search
+
+        async def check(self):  # type: ignore[no-untyped-def]
+            checked.append(True)
+            await real(self)
+
+        monkeypatch.setattr(services.searcher.calibrator, "across_centre", down)
+        monkeypatch.setattr(IndexTables, "check_keyword_search", check)
+        await services.searcher.warm()
+        assert checked == [True]
 
 
 def test_the_centre_of_questions_in_another_language_is_taken_out_of_the_question() -> None:

@@ -75,5 +75,5 @@ class AcrossCentre:
         """Each passage's cosine to the question, less how much closer than the probes' usual level
         the probes themselves come to it: a passage near every English question loses that lead, and
         the scores stay on the scale of cosines (the decline line and the fusion read them so)."""
-        scores: np.ndarray = passages @ question - (passages @ self.centre - self.level)
+        scores: np.ndarray = np.clip(passages @ question - (passages @ self.centre - self.level), -1.0, 1.0)
         return scores

@@ -73,8 +73,8 @@ class Calibrator:
         # meanwhile: each measuring for itself read every chunk's path once per caller.
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
-        self._probe_prompt = ""  # ... embedded with this query instruction
-        self._across_vectors: tuple[str, np.ndarray] | None = None  # core/across.py's, by query instruction
+        self._probe_key: tuple[str, int, str] | None = None  # ... embedded by this model, size, instruction
+        self._across_vectors: tuple[tuple[str, int, str], np.ndarray] | None = None  # core/across.py's, so keyed
 
     async def for_index(self, index: IndexRecord) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
@@ -156,7 +156,7 @@ class Calibrator:
         try:
             async with self.store.passing_reader(index) as tables:
                 return await self._measure_with(index, version, tables)
-        except NotIndexed:  # (tables a first sync has not written yet: the store's own make them empty)
+        except NotIndexed:  # (tables a first sync has not written yet: a writer's store makes them empty)
             return await self._measure_with(index, version, self.store.tables(index))
 
     async def _measure_with(self, index: IndexRecord, version: str, tables: IndexTables) -> _IndexCache:
@@ -226,13 +226,14 @@ class Calibrator:
     async def _across_probes(self, index: IndexRecord) -> np.ndarray:
         """core/across.py's probes embedded as the index's questions are (once per query instruction)."""
         prompt = self.query_prompt(index)
-        if self._across_vectors is None or self._across_vectors[0] != prompt:
+        key = _embedded_by(index, prompt)
+        if self._across_vectors is None or self._across_vectors[0] != key:
             prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
             embedder = Embedder(
                 self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1
             )
             vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
-            self._across_vectors = (prompt, np.asarray(vectors, dtype=np.float32))
+            self._across_vectors = (key, np.asarray(vectors, dtype=np.float32))
         return self._across_vectors[1]
 
     async def across_centre(self, index: IndexRecord) -> AcrossCentre | None:
@@ -258,8 +259,8 @@ class Calibrator:
         texts = await tables.texts_for_ids([ids[k] for k in chosen])
         probes = [_probe(texts.get(ids[k], "")) for k in chosen]
         prompt = self.query_prompt(index)
-        if prompt != self._probe_prompt:
-            self._probe_vectors, self._probe_prompt = {}, prompt
+        if _embedded_by(index, prompt) != self._probe_key:
+            self._probe_vectors, self._probe_key = {}, _embedded_by(index, prompt)
         missing = sorted({p for p in probes if p not in self._probe_vectors})
         if missing:
             prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
@@ -273,6 +274,12 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
+
+
+def _embedded_by(index: IndexRecord, prompt: str) -> tuple[str, int, str]:
+    """What probe vectors kept for reuse were embedded by: the same instruction to another model (an
+    index built anew beside the old one) gives other vectors, of another size too."""
+    return index.model, index.dimension, prompt
 
 
 def _reads_cjk(index: IndexRecord) -> bool:

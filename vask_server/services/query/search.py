@@ -8,6 +8,7 @@ searcher's `Ranking` (services/query/ranking.py), which `vask eval` swaps for th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -270,7 +271,8 @@ class Searcher:
             index = self.active()
             await self.calibrator.for_index(index)
             if _english_across(index):  # (the everyday probes an English question is ranked with)
-                await self.calibrator.across_centre(index)
+                with contextlib.suppress(OllamaUnavailable, ModelMissing, OllamaFailed):  # (its search asks again)
+                    await self.calibrator.across_centre(index)
             probe = np.zeros(index.dimension, dtype=np.float32)
             probe[0] = 1.0
             tables = self.store.tables(index)
@@ -517,7 +519,7 @@ class Searcher:
             # language (core/across.py)
             across = asked.across or (
                 not asked.cjk_units
-                and (found.readable_cjk[int(cosines.argmax())] or _leads_in_cjk(asked, ranked[: asked.top_k]))
+                and (found.readable_cjk[int(cosines.argmax())] or _leads_in_cjk(asked, ranked[:_LEADING]))
             )
         elif found.topic_vector is not None:
             evidence = None
@@ -632,6 +634,11 @@ def mostly_cjk(index: IndexRecord) -> bool:
 # from notes in either, and the vault's own line, measured on topics half of which are Chinese, sits
 # above what it scores against the note that answers it (docs/EVALUATION.md, "Notes in two languages").
 _BOTH_LANGUAGES_SHARE = 0.25
+
+
+# The passages a question is answered from, for that rule: as many as a search returns unless told
+# otherwise, whatever a caller asked for (a decline must not depend on how many hits are shown).
+_LEADING = 6
 
 
 def cjk_share_of_notes(index: IndexRecord) -> float:
