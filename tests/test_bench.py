@@ -94,9 +94,10 @@ def test_responsive_watches_a_first_sync_and_a_resync_of_every_note(tmp_path, fa
     assert record["idle_search"]["answers"] == {"200": 5}
     # every note re-read (its time moved) and none embedded again (its text did not change)
     assert record["resync"]["touched"] == 30
-    assert {"changed": 0, "touched": 30, "chunks_embedded": 0} in [
-        {k: r.get(k) for k in ("changed", "touched", "chunks_embedded")} for r in record["resync"]["sync_reports"]
-    ]
+    # (the sync the watcher starts on the touches may pass between two status polls, and only the
+    # reindex's be seen: every report seen changed and embedded nothing)
+    reports = record["resync"]["sync_reports"]
+    assert reports and all(r["changed"] == 0 and r["chunks_embedded"] == 0 for r in reports), reports
     assert sum(record["resync"]["search"]["answers"].values()) >= 1
 
 
