@@ -769,6 +769,33 @@ async def test_the_warm_up_loads_the_indexes_when_the_probes_cannot_be_embedded(
         assert checked == [True]
 
 
+async def test_english_questions_arriving_together_share_one_embedding_of_the_probes(
+    fake_ollama, tmp_path, settings_for
+):
+    """After a restart (the calibration read from disk, no warm-up yet) several English questions at
+    once wait for one embedding of the everyday probes instead of each sending them to the model."""
+    import asyncio
+
+    from vask_server.core.across import ACROSS_PROBES
+
+    fake_ollama.fake.embed_models["multilingual-e5-small"] = 32
+    settings = settings_for(_cjk_vault(tmp_path), embed_model="multilingual-e5-small", index_dir=tmp_path / "idx")
+    async with open_services(settings) as services:
+        await services.indexer.sync()
+        await services.searcher.calibrator.for_index(services.searcher.active())  # (measured and kept)
+    async with open_services(settings) as services:
+        fake_ollama.fake.reset_counters()
+        questions = ("Which Lightroom folders hold the album scans?", "Was the Epson scanner borrowed?", "Kyoto trip")
+        await asyncio.gather(
+            *(
+                services.searcher.search_question(Question(q, today=TODAY, top_k=3, min_similarity=0.0))
+                for q in questions
+            )
+        )
+        sent = [text.removeprefix("query: ") for text in fake_ollama.fake.embedded_texts]
+        assert sent.count(ACROSS_PROBES[0]) == 1
+
+
 def test_the_centre_of_questions_in_another_language_is_taken_out_of_the_question() -> None:
     """A passage as close to every probe as to the question loses its lead to the passage closest to
     what the question itself asks; the scores stay cosines moved by the probes' lead, and searching

@@ -74,7 +74,8 @@ class Calibrator:
         self._measuring: tuple[str, asyncio.Task[_IndexCache]] | None = None
         self._probe_vectors: dict[str, np.ndarray] = {}  # the last calibration's probes, by text
         self._probe_key: tuple[str, int, str] | None = None  # ... embedded by this model, size, instruction
-        self._across_vectors: tuple[tuple[str, int, str], np.ndarray] | None = None  # core/across.py's, so keyed
+        # core/across.py's probes embedded, so keyed: one embedding shared by the questions that wait for it
+        self._across_vectors: tuple[tuple[str, int, str], asyncio.Future[np.ndarray]] | None = None
 
     async def for_index(self, index: IndexRecord) -> Calibration:
         """The calibration of the index's current version: measured (once, whoever asks meanwhile),
@@ -224,17 +225,22 @@ class Calibrator:
         return float(pairs.mean()), float(pairs.std())
 
     async def _across_probes(self, index: IndexRecord) -> np.ndarray:
-        """core/across.py's probes embedded as the index's questions are (once per query instruction)."""
+        """core/across.py's probes embedded as the index's questions are: once per model and query
+        instruction, the questions that arrive meanwhile waiting for that one embedding (one that
+        failed is tried again by the next)."""
         prompt = self.query_prompt(index)
         key = _embedded_by(index, prompt)
-        if self._across_vectors is None or self._across_vectors[0] != key:
-            prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
-            embedder = Embedder(
-                self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1
-            )
-            vectors = await embedder.embed(list(ACROSS_PROBES), query=True)
-            self._across_vectors = (key, np.asarray(vectors, dtype=np.float32))
-        return self._across_vectors[1]
+        kept = self._across_vectors
+        if kept is None or kept[0] != key or _failed(kept[1]):
+            kept = (key, asyncio.ensure_future(self._embed_probes(index, prompt)))
+            self._across_vectors = kept
+        # (shielded: a client that hangs up does not cancel what the other questions wait for)
+        return await asyncio.shield(kept[1])
+
+    async def _embed_probes(self, index: IndexRecord, prompt: str) -> np.ndarray:
+        prompts = EmbedPrompts(query=prompt, document=index.document_prompt)
+        embedder = Embedder(self.gateway, index.model, prompts=prompts, batch_size=len(ACROSS_PROBES), concurrency=1)
+        return np.asarray(await embedder.embed(list(ACROSS_PROBES), query=True), dtype=np.float32)
 
     async def across_centre(self, index: IndexRecord) -> AcrossCentre | None:
         """What every question in another language than the index's Chinese or Japanese passages
@@ -274,6 +280,10 @@ class Calibrator:
         own[np.arange(len(chosen)), chosen] = True
         pairs: np.ndarray = cosines[~own]
         return pairs
+
+
+def _failed(pending: asyncio.Future[np.ndarray]) -> bool:
+    return pending.done() and (pending.cancelled() or pending.exception() is not None)
 
 
 def _embedded_by(index: IndexRecord, prompt: str) -> tuple[str, int, str]:
