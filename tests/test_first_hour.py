@@ -3,6 +3,7 @@ are embedded first, every note is found by keyword before it is embedded, progre
 told, and pausing stops the sync where it is until it is resumed."""
 
 import asyncio
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -83,13 +84,15 @@ async def _until(condition, timeout: float = 30.0) -> None:  # type: ignore[no-u
         await asyncio.sleep(0.05)
 
 
-async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_keyword(
-    fake_ollama, tmp_path, settings_for
-) -> None:
+@contextlib.asynccontextmanager
+async def _first_sync_held_after_its_first_batch(fake_ollama, tmp_path, settings_for):  # type: ignore[no-untyped-def]
+    """A first sync of 150 notes held once its first batch (the 8 newest notes, one call) is embedded
+    and its keyword table is searchable: yields (services, the sync's task, the notes newest first,
+    the settings)."""
     vault = tmp_path / "vault"
     paths = make_vault(vault)
     fake = fake_ollama.fake
-    fake.hold_from_call = 2  # the first batch (8 notes, one call) goes through; the sync then waits
+    fake.hold_from_call = 2
     settings = settings_for(vault, embed_batch_size=64)
     try:
         async with open_services(settings) as services:
@@ -103,69 +106,62 @@ async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_ke
                 return building is not None and store.tables(building).text_ready()
 
             await _until(keyword_table_ready)
-            progress = indexer.progress
-            assert progress is not None and progress.notes_total == 150 and progress.notes_done == 8
-            # the 8 newest notes are the ones embedded
-            embedded = await store.tables(await indexer.target()).chunk_paths()
-            assert embedded == set(paths[:8])
-            # the newest note is found by meaning, the oldest (not embedded) by its rare word only
-            today = __import__("datetime").date.today()
-            newest = await services.searcher.search_question(
-                Question("Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0)
-            )
-            assert newest.hits and newest.hits[0].path == paths[0] and not newest.hits[0].keyword_only
-            assert newest.notice and "8 of 150 notes embedded" in newest.notice
-            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
-            assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
-            assert rare.hits[0].to_dict()["keyword_only"] is True
-            fake.released.set()
-            report = await asyncio.wait_for(sync, 60)
-            assert report.changed == 150
-            # done: the keyword table and every version of it are gone; the oldest note is embedded
-            assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
-            rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
-            assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
+            yield services, sync, paths, settings
     finally:
         fake.released.set()
         fake.hold_from_call = None
+
+
+async def test_a_held_first_sync_finds_new_notes_by_meaning_and_every_note_by_keyword(
+    fake_ollama, tmp_path, settings_for
+) -> None:
+    async with _first_sync_held_after_its_first_batch(fake_ollama, tmp_path, settings_for) as held:
+        services, sync, paths, settings = held
+        indexer, store, fake = services.indexer, services.store, fake_ollama.fake
+        progress = indexer.progress
+        assert progress is not None and progress.notes_total == 150 and progress.notes_done == 8
+        # the 8 newest notes are the ones embedded
+        embedded = await store.tables(await indexer.target()).chunk_paths()
+        assert embedded == set(paths[:8])
+        # the newest note is found by meaning, the oldest (not embedded) by its rare word only
+        today = __import__("datetime").date.today()
+        newest = await services.searcher.search_question(
+            Question("Topic 0 thoughts number 0", today=today, top_k=6, min_similarity=0.0)
+        )
+        assert newest.hits and newest.hits[0].path == paths[0] and not newest.hits[0].keyword_only
+        assert newest.notice and "8 of 150 notes embedded" in newest.notice
+        rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
+        assert [h.path for h in rare.hits][:1] == [paths[-1]] and rare.hits[0].keyword_only
+        assert rare.hits[0].to_dict()["keyword_only"] is True
+        fake.released.set()
+        report = await asyncio.wait_for(sync, 60)
+        assert report.changed == 150
+        # done: the keyword table and every version of it are gone; the oldest note is embedded
+        assert not list((settings.resolved_index_dir() / "lancedb").glob("text_*"))
+        rare = await services.searcher.search_question(Question(RARE, today=today, top_k=6, min_similarity=0.0))
+        assert rare.hits[0].path == paths[-1] and not rare.hits[0].keyword_only and rare.notice is None
 
 
 async def test_the_status_of_a_held_first_sync_counts_what_searches_find(fake_ollama, tmp_path, settings_for) -> None:
     """Mid-way through a first sync the status says what is searchable: the notes embedded so far (and
     their chunks), and the others, found by keyword until they are embedded; not 0 notes, 0 chunks."""
-    vault = tmp_path / "vault"
-    make_vault(vault)
-    fake = fake_ollama.fake
-    fake.hold_from_call = 2  # the first batch (8 notes) is embedded; the sync then waits
-    settings = settings_for(vault, embed_batch_size=64)
-    try:
-        async with open_services(settings) as services:
-            indexer, store = services.indexer, services.store
-            indexer.keyword_first_after_s, indexer.slow_model_chunks_per_s = 0.0, float("inf")
-            sync = asyncio.create_task(indexer.sync())
-
-            async def keyword_table_ready() -> bool:
-                building = store.read_meta().building
-                return building is not None and store.tables(building).text_ready()
-
-            await _until(keyword_table_ready)
-            status = await index_status(services, check=True)
-            embedded = await store.tables(await indexer.target()).count_chunks()
-            assert status["model"] is None and status["building"] is not None  # (not complete yet)
-            assert (status["notes"], status["chunks"], status["keyword_only_notes"]) == (8, embedded, 142)
-            # the agents' door says the same (the MCP index_status tool)
-            told = await mcp_calls.status(services, await measure(settings, services.vault, store))
-            text, shaped = status_output(told)
-            assert (shaped.notes, shaped.keyword_only_notes) == (8, 142)
-            assert "142 more by keyword until they are embedded" in text
-            assert embedded >= 8
-            fake.released.set()
-            await asyncio.wait_for(sync, 60)
-            status = await index_status(services)
-            assert (status["notes"], status["keyword_only_notes"]) == (150, 0) and status["model"]
-    finally:
+    async with _first_sync_held_after_its_first_batch(fake_ollama, tmp_path, settings_for) as held:
+        services, sync, _, settings = held
+        indexer, store, fake = services.indexer, services.store, fake_ollama.fake
+        status = await index_status(services, check=True)
+        embedded = await store.tables(await indexer.target()).count_chunks()
+        assert status["model"] is None and status["building"] is not None  # (not complete yet)
+        assert (status["notes"], status["chunks"], status["keyword_only_notes"]) == (8, embedded, 142)
+        # the agents' door says the same (the MCP index_status tool)
+        told = await mcp_calls.status(services, await measure(settings, services.vault, store))
+        text, shaped = status_output(told)
+        assert (shaped.notes, shaped.keyword_only_notes) == (8, 142)
+        assert "142 more by keyword until they are embedded" in text
+        assert embedded >= 8
         fake.released.set()
-        fake.hold_from_call = None
+        await asyncio.wait_for(sync, 60)
+        status = await index_status(services)
+        assert (status["notes"], status["keyword_only_notes"]) == (150, 0) and status["model"]
 
 
 async def test_a_first_syncs_batches_grow_from_the_first_and_each_is_written_at_once(
